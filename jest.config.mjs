@@ -1,0 +1,33 @@
+// Jest runs the TypeScript sources as native ESM (Nest 12 is ESM-only), transformed by SWC.
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      target: 'es2022',
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true },
+      keepClassNames: true,
+    },
+    module: { type: 'es6' },
+    sourceMaps: 'inline',
+  },
+];
+
+const project = (name, extra = {}) => ({
+  displayName: name,
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  transform: { '^.+\\.ts$': swc },
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  testMatch: [`<rootDir>/test/${name}/**/*.test.ts`],
+  ...extra,
+});
+
+export default {
+  projects: [
+    project('unit'),
+    project('conformance'),
+    project('integration', { globalSetup: '<rootDir>/test/support/global-setup.mjs', globalTeardown: '<rootDir>/test/support/global-teardown.mjs' }),
+    project('interop', { globalSetup: '<rootDir>/test/support/global-setup.mjs', globalTeardown: '<rootDir>/test/support/global-teardown.mjs' }),
+  ],
+};

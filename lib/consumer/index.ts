@@ -1,0 +1,8 @@
+export type { InboundMessage, Inspection, Outcome, OutboundCopy, Settlement, SettlementPolicy } from './decision-types.js';
+export { inspect } from './inspect.js';
+export { decideSettlement, countedAttempt } from './settle.js';
+export type { BabelQueueHooks, ConsumerLogger, DeadLetterWrite } from './hooks.js';
+export { processMessage } from './process-message.js';
+export type { Dispatcher, ProcessorContext, SettledEvent } from './process-message.js';
+export { TopicConsumer } from './topic-consumer.js';
+export type { TopicConsumerOptions } from './topic-consumer.js';

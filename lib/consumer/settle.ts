@@ -1,0 +1,120 @@
+import { bareTopicName, deadLetterProperties, deadLetterRecord, EnvelopeCodec } from '../envelope/index.js';
+import { BQ } from '../pulsar/binding.js';
+import type { InboundMessage, Inspection, Outcome, OutboundCopy, Settlement, SettlementPolicy } from './decision-types.js';
+
+/**
+ * Decides how a delivery is settled (pure): contract §3.9 with Decisions D1–D7.
+ * `outcome` is ignored for gate-rejected and poison deliveries, which never reach a handler.
+ */
+export function decideSettlement(
+  message: InboundMessage,
+  inspection: Inspection,
+  outcome: Outcome,
+  policy: SettlementPolicy,
+): Settlement {
+  switch (inspection.kind) {
+    case 'gate-rejected':
+      return {
+        action: 'ack',
+        warning: `acknowledged without decoding: bq-schema-version ${JSON.stringify(inspection.received)} is not supported`,
+      };
+    case 'poison':
+      return settlePoison(message, inspection, policy);
+    case 'dispatch':
+      return outcome.kind === 'handled' ? { action: 'ack' } : settleFailure(message, inspection, outcome, policy);
+  }
+}
+
+/** The delivery being made now counts too: reconciled attempts + 1. */
+export function countedAttempt(reconciledAttempts: number): number {
+  return reconciledAttempts + 1;
+}
+
+function withAttemptsProperty(properties: Record<string, string>, attempt: number): Record<string, string> {
+  return { ...properties, [BQ.attempts]: String(attempt) };
+}
+
+function settlePoison(
+  message: InboundMessage,
+  inspection: Extract<Inspection, { kind: 'poison' }>,
+  policy: SettlementPolicy,
+): Settlement {
+  const attempt = countedAttempt(inspection.attempts);
+  if (policy.deadLetter) {
+    // Decision D1: the original bytes, unchanged, with the reason carried in properties.
+    const record: OutboundCopy = {
+      data: message.payload,
+      properties: {
+        ...message.properties,
+        ...deadLetterProperties({
+          reason: 'poison',
+          error: inspection.reason,
+          attempts: attempt,
+          originalQueue: bareTopicName(message.topic),
+          failedAt: policy.now,
+        }),
+      },
+    };
+    return { action: 'dead-letter', record, reason: 'poison' };
+  }
+  const why = `poison message (${inspection.reason})`;
+  if (attempt < policy.maxAttempts) {
+    // Decision D3: a poison body cannot be re-encoded, so the copy is its original bytes.
+    return retry(message.payload, withAttemptsProperty(message.properties, attempt), attempt, policy, why);
+  }
+  return { action: 'drop', warning: exhausted(why, attempt, policy) };
+}
+
+function settleFailure(
+  message: InboundMessage,
+  inspection: Extract<Inspection, { kind: 'dispatch' }>,
+  outcome: Extract<Outcome, { kind: 'failed' }>,
+  policy: SettlementPolicy,
+): Settlement {
+  const attempt = countedAttempt(inspection.attempts);
+  const why = `${outcome.reason === 'unknown_urn' ? 'unknown URN' : 'handler failed'} for ${inspection.urn}: ${describe(outcome.error)}`;
+  if (attempt < policy.maxAttempts) {
+    const body = EnvelopeCodec.encodeToBuffer(EnvelopeCodec.withAttempts(inspection.envelope, attempt));
+    return retry(body, withAttemptsProperty(message.properties, attempt), attempt, policy, why);
+  }
+  if (!policy.deadLetter) return { action: 'drop', warning: exhausted(why, attempt, policy) };
+  const failedAt = policy.now;
+  const originalQueue = bareTopicName(message.topic);
+  const record = deadLetterRecord(inspection.envelope, {
+    reason: outcome.reason,
+    error: outcome.error,
+    attempts: attempt,
+    originalQueue,
+    failedAt,
+  });
+  return {
+    action: 'dead-letter',
+    reason: outcome.reason,
+    record: {
+      data: EnvelopeCodec.encodeToBuffer(record),
+      properties: {
+        ...withAttemptsProperty(message.properties, attempt),
+        ...deadLetterProperties({ reason: outcome.reason, error: outcome.error, attempts: attempt, originalQueue, failedAt }),
+      },
+    },
+  };
+}
+
+function retry(
+  data: Buffer,
+  properties: Record<string, string>,
+  attempt: number,
+  policy: SettlementPolicy,
+  why: string,
+): Settlement {
+  if (policy.retryBy === 'nack') return { action: 'nack', why: `${why}; retry ${attempt} of ${policy.maxAttempts - 1}` };
+  return { action: 'retry', copy: { data, properties }, attempt };
+}
+
+function exhausted(why: string, attempt: number, policy: SettlementPolicy): string {
+  return `${why}; attempt ${attempt} of ${policy.maxAttempts} and no dead-letter destination: acknowledged and dropped`;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

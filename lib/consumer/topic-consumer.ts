@@ -1,0 +1,113 @@
+import type { PulsarMessage } from '../pulsar/client-types.js';
+import { asError } from './hooks.js';
+import { processMessage, type ProcessorContext, type SettledEvent } from './process-message.js';
+
+export interface TopicConsumerOptions extends ProcessorContext {
+  /** Messages handled at once; the receive loop waits for a free slot before asking for the next. */
+  concurrency: number;
+  /** How long one receive waits, so that a stop request is noticed promptly. */
+  receiveTimeoutMs?: number;
+  onSettled?(event: SettledEvent): void;
+  onLoopError?(error: Error): void;
+}
+
+const isTimeout = (error: unknown) => /timeout/i.test(asError(error).message);
+
+/**
+ * The receive loop of one topic: receives, processes up to `concurrency` messages at once, and stops
+ * gracefully (no new receives, in-flight messages settled or left for redelivery, then the consumer closed).
+ */
+export class TopicConsumer {
+  private readonly inFlight = new Set<Promise<void>>();
+  private stopping = false;
+  private loop: Promise<void> | null = null;
+  private wakeUp: () => void = () => {};
+  private readonly stopRequested = new Promise<void>((resolve) => {
+    this.wakeUp = resolve;
+  });
+
+  constructor(private readonly options: TopicConsumerOptions) {}
+
+  get topic(): string {
+    return this.options.topic;
+  }
+
+  get activeCount(): number {
+    return this.inFlight.size;
+  }
+
+  /** False while the client is reconnecting the consumer (when the client reports it). */
+  isConnected(): boolean {
+    return !this.stopping && (this.options.consumer.isConnected?.() ?? true);
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Stops receiving, waits up to `timeoutMs` for in-flight messages, then closes the consumer. */
+  async stop(timeoutMs: number): Promise<void> {
+    this.stopping = true;
+    this.wakeUp();
+    await this.loop;
+    if (this.inFlight.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), timeoutMs);
+      });
+      const result = await Promise.race([Promise.all(this.inFlight).then(() => 'done' as const), timedOut]);
+      clearTimeout(timer);
+      if (result === 'timeout') {
+        this.options.logger.warn(
+          `${this.inFlight.size} message(s) on ${this.topic} still running after ${timeoutMs} ms; ` +
+            'closing anyway, the broker will redeliver them',
+        );
+      }
+    }
+    try {
+      await this.options.consumer.close();
+    } catch (error) {
+      this.options.logger.warn(`closing the consumer of ${this.topic} failed: ${asError(error).message}`);
+    }
+  }
+
+  private async run(): Promise<void> {
+    const receiveTimeoutMs = this.options.receiveTimeoutMs ?? 500;
+    let failures = 0;
+    while (!this.stopping) {
+      while (this.inFlight.size >= this.options.concurrency && !this.stopping) {
+        await Promise.race([...this.inFlight, this.stopRequested]);
+      }
+      if (this.stopping) break;
+      let message: PulsarMessage;
+      try {
+        message = await this.options.consumer.receive(receiveTimeoutMs);
+        failures = 0;
+      } catch (error) {
+        if (this.stopping || isTimeout(error)) continue;
+        failures += 1;
+        this.options.onLoopError?.(asError(error));
+        // The client reconnects on its own; back off so a broken connection does not spin.
+        await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** failures, 5000)));
+        continue;
+      }
+      this.track(message);
+    }
+  }
+
+  private track(message: PulsarMessage): void {
+    const work: Promise<void> = processMessage(message, this.options).then(
+      (event) => {
+        try {
+          this.options.onSettled?.(event);
+        } catch {
+          // an observer must not break the loop
+        }
+      },
+      // processMessage handles its own failures; this is a last line of defence for the loop.
+      (error: unknown) => this.options.onLoopError?.(asError(error)),
+    );
+    const tracked = work.finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
+  }
+}

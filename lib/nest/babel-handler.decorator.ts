@@ -1,0 +1,32 @@
+import { UseInterceptors } from '@nestjs/common';
+import { EventPattern } from '@nestjs/microservices';
+import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
+import { failureCapture } from './failure-capture.js';
+
+export interface BabelHandlerOptions {
+  /** Free-form metadata kept with the handler (Nest "extras"), e.g. for documentation tooling. */
+  extras?: Record<string, unknown>;
+}
+
+/** What @BabelHandler stores in the handler's extras, so the server can name both sides of a clash. */
+export interface BabelHandlerExtras {
+  handler: string;
+}
+
+/**
+ * Marks a controller method as the handler of one BabelQueue URN. It registers through Nest's event
+ * patterns, so guards, pipes, interceptors and exception filters apply; `@Payload()` is `envelope.data`
+ * and `@Ctx()` is a `BabelContext`.
+ */
+export function BabelHandler(urn: string, options: BabelHandlerOptions = {}): MethodDecorator {
+  const pattern = typeof urn === 'string' ? urn.trim() : '';
+  if (pattern === '') throw new TypeError('@BabelHandler needs a non-blank URN, e.g. @BabelHandler("urn:babel:orders:created")');
+  return (target, key, descriptor) => {
+    const owner = typeof target === 'function' ? target.name : target.constructor.name;
+    const extras = { ...options.extras, [BABEL_HANDLER_EXTRAS]: { handler: `${owner}.${String(key)}` } satisfies BabelHandlerExtras };
+    const register = EventPattern<string>(pattern, BABEL_TRANSPORT, extras) as MethodDecorator;
+    register(target, key, descriptor);
+    // Outermost of the method's own interceptors, so it sees what the method pipeline finally threw.
+    UseInterceptors(failureCapture)(target, key, descriptor);
+  };
+}

@@ -1,0 +1,42 @@
+import { BaseRpcContext } from '@nestjs/microservices';
+import type { Envelope } from '../envelope/index.js';
+import type { PulsarMessage } from '../pulsar/client-types.js';
+
+type BabelContextArgs = [envelope: Envelope, message: PulsarMessage, topic: string, urn: string];
+
+/** The `@Ctx()` of a @BabelHandler method. */
+export class BabelContext extends BaseRpcContext<BabelContextArgs> {
+  /** The decoded envelope, with attempts reconciled from bq-attempts, the body and the redelivery count. */
+  getEnvelope(): Envelope {
+    return this.args[0];
+  }
+
+  /** The raw Pulsar message (native or WebSocket client). */
+  getMessage(): PulsarMessage {
+    return this.args[1];
+  }
+
+  /** Every property of the message, the bq-* projection and any extra headers. */
+  getProperties(): Record<string, string> {
+    return this.args[1].getProperties();
+  }
+
+  /** The URN that routed the message (bq-job, else the body's). */
+  getUrn(): string {
+    return this.args[3];
+  }
+
+  getTraceId(): string {
+    return this.args[0].trace_id;
+  }
+
+  /** Reconciled attempts: 0 on a first delivery, n after n earlier failed deliveries. */
+  getAttempts(): number {
+    return this.args[0].attempts;
+  }
+
+  /** The topic the message was consumed from, as configured. */
+  getTopic(): string {
+    return this.args[2];
+  }
+}

@@ -1,0 +1,38 @@
+import type { CallHandler, ExecutionContext, NestInterceptor } from '@nestjs/common';
+import { catchError, throwError, type Observable } from 'rxjs';
+
+// Nest's default RPC exception filter turns an unknown error into { status, message: 'Internal server error' },
+// which would leave dead-letter records without the real cause. This interceptor, added by @BabelHandler,
+// remembers what the handler (or a pipe / method interceptor) threw, keyed by the message's context.
+const captured = new WeakMap<object, unknown>();
+
+export class FailureCaptureInterceptor implements NestInterceptor {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const key = context.switchToRpc().getContext<object>();
+    return next.handle().pipe(
+      catchError((error: unknown) => {
+        if (typeof key === 'object' && key !== null) captured.set(key, error);
+        return throwError(() => error);
+      }),
+    );
+  }
+}
+
+export const failureCapture = new FailureCaptureInterceptor();
+
+/** The error a failed handler really threw, falling back to what Nest's pipeline reported. */
+export function failureCause(context: object, reported: unknown): Error {
+  const original = captured.get(context);
+  if (original instanceof Error) return original;
+  if (reported instanceof Error) return reported;
+  // RpcException filters report strings or plain objects.
+  const text =
+    typeof reported === 'string'
+      ? reported
+      : typeof reported === 'object' && reported !== null && typeof (reported as { message?: unknown }).message === 'string'
+        ? (reported as { message: string }).message
+        : JSON.stringify(reported) ?? String(reported);
+  const error = new Error(text);
+  error.name = 'RpcException';
+  return error;
+}

@@ -1,0 +1,127 @@
+import type { BabelQueueHooks, ConsumerLogger } from '../consumer/index.js';
+import type { PulsarClientLike, PulsarProducer, SubscriptionType } from '../pulsar/client-types.js';
+
+/** Where retry and dead-letter producers come from when someone else owns them (the module does). */
+export interface ProducerSource {
+  /** A ready producer on `topic`; the source creates, caches and closes it, never the server. */
+  producerFor(topic: string): Promise<PulsarProducer>;
+}
+
+export interface BabelPulsarServerOptions extends BabelQueueHooks {
+  /** A native `pulsar-client` Client or a PulsarWebSocketClient. The server never closes it. */
+  client: PulsarClientLike;
+  /** One consumer per topic; short (`orders`) or full (`persistent://public/default/orders`) names. */
+  topics: string | string[];
+  /** Default `babelqueue`. */
+  subscription?: string;
+  /** Default `Shared`. */
+  subscriptionType?: SubscriptionType;
+  /** Total deliveries per message, the first included. Default 3; 1 means no retry. */
+  maxAttempts?: number;
+  /**
+   * How a failed message is retried: `'republish'` (default; the server re-publishes a copy to the
+   * topic with its own producer), a producer of yours (used as is, never closed by the server), or
+   * `'nack'` (negative acknowledgement; Shared and KeyShared subscriptions only).
+   */
+  retry?: 'republish' | 'nack' | PulsarProducer;
+  /**
+   * Where exhausted and poison messages go: `true` (default) = `<topic>.dlq`, a topic name, a producer
+   * of yours (never closed by the server), or `false` (exhausted messages are acknowledged and dropped).
+   */
+  deadLetter?: boolean | string | PulsarProducer;
+  /** Messages handled at once per topic. Default 1. */
+  concurrency?: number;
+  /** Passed to the consumer: how many unacknowledged messages it may hold. */
+  receiverQueueSize?: number;
+  /** Delay before a negatively acknowledged message comes back (client option nAckRedeliverTimeoutMs). */
+  nackRedeliverTimeoutMs?: number;
+  /** How long close() waits for in-flight handlers before closing the consumers. Default 10000. */
+  shutdownTimeoutMs?: number;
+  /** How long one receive call waits before checking for shutdown. Default 500. */
+  receiveTimeoutMs?: number;
+  /** Supplies retry/dead-letter producers instead of the server creating them (used by the module). */
+  producers?: ProducerSource;
+  /** Defaults to a Nest Logger named BabelPulsarServer. */
+  logger?: ConsumerLogger;
+}
+
+export interface ResolvedServerOptions {
+  topics: string[];
+  subscription: string;
+  subscriptionType: SubscriptionType;
+  maxAttempts: number;
+  concurrency: number;
+  shutdownTimeoutMs: number;
+  receiveTimeoutMs: number;
+}
+
+const SUBSCRIPTION_TYPES: readonly SubscriptionType[] = ['Exclusive', 'Shared', 'KeyShared', 'Failover'];
+const NACK_SAFE: readonly SubscriptionType[] = ['Shared', 'KeyShared'];
+
+const isProducer = (value: unknown): value is PulsarProducer =>
+  typeof value === 'object' && value !== null && typeof (value as PulsarProducer).send === 'function';
+
+function positiveInteger(name: string, value: number | undefined, fallback: number, min = 1): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < min) {
+    throw new RangeError(`${name} must be an integer >= ${min}, got ${String(value)}`);
+  }
+  return value;
+}
+
+/** Validates server options at construction, with errors naming the option and what is allowed. */
+export function resolveServerOptions(options: BabelPulsarServerOptions): ResolvedServerOptions {
+  if (!options || typeof options !== 'object') throw new TypeError('BabelPulsarServer needs an options object');
+  const client = options.client as Partial<PulsarClientLike> | undefined;
+  if (!client || typeof client.subscribe !== 'function' || typeof client.createProducer !== 'function') {
+    throw new TypeError('options.client must be a Pulsar client (pulsar-client Client or PulsarWebSocketClient)');
+  }
+  const topics = (Array.isArray(options.topics) ? options.topics : [options.topics]).map((t) => (typeof t === 'string' ? t.trim() : ''));
+  if (topics.length === 0 || topics.some((t) => t === '')) {
+    throw new TypeError('options.topics must be one or more non-blank topic names');
+  }
+  if (new Set(topics).size !== topics.length) throw new TypeError(`options.topics lists a topic twice: ${topics.join(', ')}`);
+
+  const subscriptionType = options.subscriptionType ?? 'Shared';
+  if (!SUBSCRIPTION_TYPES.includes(subscriptionType)) {
+    throw new TypeError(`options.subscriptionType must be one of ${SUBSCRIPTION_TYPES.join(', ')}, got ${String(subscriptionType)}`);
+  }
+  const maxAttempts = positiveInteger('options.maxAttempts', options.maxAttempts, 3);
+
+  const retry = options.retry ?? 'republish';
+  if (retry === 'nack') {
+    if (!NACK_SAFE.includes(subscriptionType)) {
+      // Pulsar counts redeliveries only on Shared and KeyShared, so elsewhere the cap would never hold.
+      throw new TypeError(
+        `options.retry 'nack' needs a Shared or KeyShared subscription (got ${subscriptionType}); use 'republish' instead`,
+      );
+    }
+  } else if (retry !== 'republish' && !isProducer(retry)) {
+    throw new TypeError(`options.retry must be 'republish', 'nack' or a producer, got ${String(retry)}`);
+  }
+  if (isProducer(retry) && topics.length > 1) {
+    throw new TypeError('options.retry as a single producer needs exactly one topic: a retry goes back to its own topic');
+  }
+  const deadLetter = options.deadLetter ?? true;
+  if (typeof deadLetter === 'string' ? deadLetter.trim() === '' : typeof deadLetter !== 'boolean' && !isProducer(deadLetter)) {
+    throw new TypeError('options.deadLetter must be true, false, a non-blank topic name or a producer');
+  }
+  const subscription = options.subscription ?? 'babelqueue';
+  if (typeof subscription !== 'string' || subscription.trim() === '') {
+    throw new TypeError('options.subscription must be a non-blank string');
+  }
+  for (const hook of ['onError', 'onUnknownUrn', 'onRoutingMismatch', 'onDeadLetter'] as const) {
+    if (options[hook] !== undefined && typeof options[hook] !== 'function') throw new TypeError(`options.${hook} must be a function`);
+  }
+  return {
+    topics,
+    subscription,
+    subscriptionType,
+    maxAttempts,
+    concurrency: positiveInteger('options.concurrency', options.concurrency, 1),
+    shutdownTimeoutMs: positiveInteger('options.shutdownTimeoutMs', options.shutdownTimeoutMs, 10_000, 0),
+    receiveTimeoutMs: positiveInteger('options.receiveTimeoutMs', options.receiveTimeoutMs, 500),
+  };
+}
+
+export { isProducer };

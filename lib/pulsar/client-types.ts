@@ -1,0 +1,73 @@
+/**
+ * The small structural surface of a Pulsar client that this library uses.
+ *
+ * Both the native `pulsar-client` package (production default) and the pure-JS
+ * `PulsarWebSocketClient` satisfy it, so every layer above takes either one.
+ * Keep it minimal: each member added here must exist on both clients.
+ */
+
+export type SubscriptionType = 'Exclusive' | 'Shared' | 'KeyShared' | 'Failover';
+
+export interface PulsarMessageId {
+  toString(): string;
+}
+
+export interface PulsarMessage {
+  getData(): Buffer;
+  getProperties(): Record<string, string>;
+  getRedeliveryCount(): number;
+  getMessageId(): PulsarMessageId;
+  getTopicName(): string;
+  getPublishTimestamp(): number;
+  getPartitionKey(): string;
+}
+
+export interface PulsarProducerMessage {
+  data: Buffer;
+  properties?: Record<string, string>;
+  /** Absolute delivery time, epoch ms. */
+  deliverAt?: number;
+  /** Relative delivery delay, ms. */
+  deliverAfter?: number;
+  partitionKey?: string;
+}
+
+export interface PulsarProducer {
+  send(message: PulsarProducerMessage): Promise<PulsarMessageId | null>;
+  flush(): Promise<null | void>;
+  close(): Promise<null | void>;
+  getTopic(): string;
+  isConnected?(): boolean;
+}
+
+export interface PulsarConsumer {
+  receive(timeoutMs?: number): Promise<PulsarMessage>;
+  acknowledge(message: PulsarMessage): Promise<null | void>;
+  negativeAcknowledge(message: PulsarMessage): void;
+  close(): Promise<null | void>;
+  unsubscribe(): Promise<null | void>;
+  isConnected?(): boolean;
+}
+
+export interface PulsarProducerConfig {
+  topic: string;
+  producerName?: string;
+  sendTimeoutMs?: number;
+  batchingEnabled?: boolean;
+}
+
+export interface PulsarConsumerConfig {
+  topic: string;
+  subscription: string;
+  subscriptionType?: SubscriptionType;
+  receiverQueueSize?: number;
+  nAckRedeliverTimeoutMs?: number;
+  consumerName?: string;
+  subscriptionInitialPosition?: 'Latest' | 'Earliest';
+}
+
+export interface PulsarClientLike {
+  createProducer(config: PulsarProducerConfig): Promise<PulsarProducer>;
+  subscribe(config: PulsarConsumerConfig): Promise<PulsarConsumer>;
+  close(): Promise<null | void>;
+}

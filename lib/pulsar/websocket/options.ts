@@ -1,0 +1,68 @@
+import { PulsarWebSocketError } from './errors.js';
+import { toWebSocketBase } from './handshake.js';
+import type { ReconnectOptions } from './socket.js';
+
+export interface PulsarWebSocketClientOptions {
+  /** Broker (or WebSocket proxy) web service URL: http://, https://, ws:// or wss://. */
+  serviceUrl: string;
+  /** Sent as `Authorization: Bearer <token>` on every handshake. */
+  token?: string;
+  /** Handshake timeout and the cap for waits in close()/unsubscribe(), ms. Default 30000. */
+  operationTimeoutMs?: number;
+  /** Backoff for re-opening a dropped producer/consumer socket. */
+  reconnect?: ReconnectOptions;
+  /** WebSocket ping interval; a socket that misses a pong is reconnected. Default 30000, 0 disables. */
+  keepAliveIntervalMs?: number;
+  /**
+   * Largest frame send() will write. The broker closes the whole socket (code 1009) on a bigger frame, failing
+   * every in-flight send, so such a message is rejected up front instead. Default 1048576, the broker's default
+   * `webSocketMaxTextFrameSize`. The payload is base64 inside JSON, so the payload limit is about 3/4 of this.
+   */
+  maxFrameBytes?: number;
+}
+
+/** @internal */
+export interface ResolvedOptions {
+  wsBase: string;
+  headers: Record<string, string>;
+  operationTimeoutMs: number;
+  reconnect: Required<ReconnectOptions>;
+  keepAliveIntervalMs: number;
+  maxFrameBytes: number;
+}
+
+function invalid(message: string): PulsarWebSocketError {
+  return new PulsarWebSocketError(message, { code: 'InvalidArgument' });
+}
+
+export function checkMs(name: string, value: unknown, { allowZero = true } = {}): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
+    throw invalid(`${name} must be a ${allowZero ? 'non-negative' : 'positive'} number of milliseconds, got ${String(value)}`);
+  }
+  return Math.round(value);
+}
+
+export function resolveOptions(options: PulsarWebSocketClientOptions): ResolvedOptions {
+  if (typeof options !== 'object' || options === null) throw invalid('PulsarWebSocketClient options are required');
+  if (typeof options.serviceUrl !== 'string') throw invalid('serviceUrl is required');
+  const headers: Record<string, string> = {};
+  if (options.token !== undefined) {
+    if (typeof options.token !== 'string' || options.token.length === 0 || /[\r\n]/.test(options.token)) {
+      throw invalid('token must be a non-empty single-line string');
+    }
+    headers.Authorization = `Bearer ${options.token}`;
+  }
+  const initialDelayMs = checkMs('reconnect.initialDelayMs', options.reconnect?.initialDelayMs, { allowZero: false }) ?? 100;
+  const maxDelayMs = checkMs('reconnect.maxDelayMs', options.reconnect?.maxDelayMs, { allowZero: false }) ?? 30000;
+  const maxFrameBytes = options.maxFrameBytes ?? 1048576;
+  if (!Number.isInteger(maxFrameBytes) || maxFrameBytes <= 0) throw invalid('maxFrameBytes must be a positive integer');
+  return {
+    wsBase: toWebSocketBase(options.serviceUrl),
+    headers,
+    operationTimeoutMs: checkMs('operationTimeoutMs', options.operationTimeoutMs, { allowZero: false }) ?? 30000,
+    reconnect: { initialDelayMs, maxDelayMs: Math.max(maxDelayMs, initialDelayMs) },
+    keepAliveIntervalMs: checkMs('keepAliveIntervalMs', options.keepAliveIntervalMs) ?? 30000,
+    maxFrameBytes,
+  };
+}

@@ -1,0 +1,80 @@
+import { PulsarWebSocketError } from './errors.js';
+
+export type TopicDomain = 'persistent' | 'non-persistent';
+
+export interface TopicName {
+  /** Fully qualified name, e.g. `persistent://public/default/orders`. */
+  readonly full: string;
+  readonly domain: TopicDomain;
+  readonly tenant: string;
+  readonly namespace: string;
+  readonly local: string;
+  /** URL path fragment for `/ws/v2/{producer|consumer}/…`, each segment percent-encoded. */
+  readonly path: string;
+}
+
+/** Pulsar's rule for tenant and namespace names (NamedEntity). */
+const NAMED_ENTITY = /^[-=:.\w]+$/;
+
+function invalid(name: string, why: string): PulsarWebSocketError {
+  return new PulsarWebSocketError(
+    `Invalid topic name ${JSON.stringify(name)}: ${why}. Use a short name ("orders"), ` +
+      `"tenant/namespace/topic" or a full name ("persistent://tenant/namespace/topic").`,
+    { code: 'InvalidTopic', topic: name },
+  );
+}
+
+/**
+ * Parse a topic the way Pulsar's TopicName does for v2 names:
+ * - `orders`                      → persistent://public/default/orders
+ * - `tenant/ns/orders`            → persistent://tenant/ns/orders
+ * - `persistent://t/ns/orders`, `non-persistent://t/ns/orders` as given.
+ * Legacy v1 names (with a cluster segment) are rejected: the client only speaks the /ws/v2 API.
+ * Throws PulsarWebSocketError (code InvalidTopic) for anything else.
+ */
+export function parseTopic(name: unknown): TopicName {
+  if (typeof name !== 'string') throw invalid(String(name), 'a topic name must be a string');
+  if (name.length === 0) throw invalid(name, 'the name is empty');
+  if (name.trim() !== name) throw invalid(name, 'leading or trailing whitespace');
+
+  let domain: TopicDomain = 'persistent';
+  let rest = name;
+  const sep = name.indexOf('://');
+  if (sep >= 0) {
+    const scheme = name.slice(0, sep);
+    if (scheme !== 'persistent' && scheme !== 'non-persistent') {
+      throw invalid(name, `unknown domain "${scheme}" (expected persistent or non-persistent)`);
+    }
+    domain = scheme;
+    rest = name.slice(sep + 3);
+  }
+
+  const parts = rest.split('/');
+  let tenant: string;
+  let namespace: string;
+  let local: string;
+  if (sep < 0 && parts.length === 1) {
+    [tenant, namespace, local] = ['public', 'default', rest];
+  } else if (parts.length === 3) {
+    [tenant, namespace, local] = parts as [string, string, string];
+  } else {
+    throw invalid(name, 'expected exactly tenant/namespace/topic after the domain');
+  }
+  if (!NAMED_ENTITY.test(tenant)) throw invalid(name, `invalid tenant "${tenant}"`);
+  if (!NAMED_ENTITY.test(namespace)) throw invalid(name, `invalid namespace "${namespace}"`);
+  if (local.length === 0) throw invalid(name, 'the local topic name is empty');
+
+  return {
+    full: `${domain}://${tenant}/${namespace}/${local}`,
+    domain,
+    tenant,
+    namespace,
+    local,
+    path: [domain, tenant, namespace, local].map(encodeURIComponent).join('/'),
+  };
+}
+
+/** The fully qualified form of `name` (throws PulsarWebSocketError InvalidTopic when malformed). */
+export function normalizeTopic(name: unknown): string {
+  return parseTopic(name).full;
+}

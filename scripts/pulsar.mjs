@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+// npm run pulsar:up / pulsar:down: a local Apache Pulsar standalone broker for development and tests.
+import { brokerAnswers, brokerSettings, startBroker, stopBroker } from './lib/broker.mjs';
+
+const command = process.argv[2];
+const settings = brokerSettings();
+try {
+  if (command === 'up') {
+    if (await brokerAnswers(settings.webUrl)) {
+      console.log(`a broker already answers at ${settings.webUrl}; nothing started`);
+    } else {
+      const state = await startBroker(settings);
+      console.log(`Pulsar is up: ${state.webUrl} (admin, WebSocket), ${state.serviceUrl} (binary); pid ${state.pid}`);
+      console.log(`log: ${state.logFile}; stop it with: npm run pulsar:down`);
+    }
+  } else if (command === 'down') {
+    const stopped = await stopBroker(settings);
+    console.log(stopped ? 'Pulsar stopped and its data removed' : 'no broker started by this script is recorded');
+  } else {
+    console.error('usage: node scripts/pulsar.mjs up|down');
+    process.exitCode = 2;
+  }
+} catch (error) {
+  console.error(error instanceof Error ? error.message : error);
+  process.exitCode = 1;
+}

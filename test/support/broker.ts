@@ -1,0 +1,61 @@
+// Helpers for tests that talk to the real broker made available by test/support/global-setup.mjs.
+import { randomUUID } from 'node:crypto';
+import { PulsarWebSocketClient } from '../../lib/pulsar/websocket/index.js';
+import type { PulsarConsumer, PulsarMessage } from '../../lib/pulsar/client-types.js';
+
+export const webUrl = (): string => process.env.PULSAR_WEB_URL ?? 'http://127.0.0.1:8080';
+
+/** A topic name no other test uses. */
+export const uniqueTopic = (prefix: string): string => `${prefix}-${randomUUID().slice(0, 8)}`;
+
+export const newClient = (): PulsarWebSocketClient => new PulsarWebSocketClient({ serviceUrl: webUrl() });
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Polls until `check` returns a truthy value, or fails after `timeoutMs` with `what`. */
+export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 20_000): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/** Unacknowledged messages of a subscription, from the admin API. */
+export async function backlog(topic: string, subscription = 'babelqueue'): Promise<number> {
+  const response = await fetch(`${webUrl()}/admin/v2/persistent/public/default/${topic}/stats`);
+  if (!response.ok) throw new Error(`stats of ${topic}: HTTP ${response.status}`);
+  const stats = (await response.json()) as { subscriptions: Record<string, { msgBacklog: number; unackedMessages?: number }> };
+  const sub = stats.subscriptions[subscription];
+  if (!sub) throw new Error(`no subscription ${subscription} on ${topic}`);
+  return sub.msgBacklog;
+}
+
+/** Receives until `count` messages arrived (acknowledging each), or fails after `timeoutMs`. */
+export async function receiveN(consumer: PulsarConsumer, count: number, timeoutMs = 20_000): Promise<PulsarMessage[]> {
+  const messages: PulsarMessage[] = [];
+  const deadline = Date.now() + timeoutMs;
+  while (messages.length < count) {
+    if (Date.now() > deadline) throw new Error(`received ${messages.length} of ${count} messages in ${timeoutMs} ms`);
+    try {
+      const message = await consumer.receive(500);
+      await consumer.acknowledge(message);
+      messages.push(message);
+    } catch (error) {
+      if (!/TimeOut/i.test(String(error))) throw error;
+    }
+  }
+  return messages;
+}
+
+/** Asserts that nothing arrives within `ms`. */
+export async function expectNothing(consumer: PulsarConsumer, ms: number): Promise<void> {
+  try {
+    const message = await consumer.receive(ms);
+    throw new Error(`unexpected message ${message.getData().toString()}`);
+  } catch (error) {
+    if (!/TimeOut/i.test(String(error))) throw error;
+  }
+}
