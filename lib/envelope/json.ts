@@ -5,6 +5,10 @@
  * reproduce (2^53+ integers, `1.0`, `1e2`, `-0`, long decimals) is remembered per container in
  * a private WeakMap. The serializer writes that text back while the value is unchanged, so a
  * decode → change attempts → encode round trip never alters a number it did not touch.
+ *
+ * Speed: most bodies have no such number, no array-index key and little nesting; for those the
+ * native JSON.parse builds the identical result, and the JS parser runs only when a scan says
+ * it may be needed.
  */
 
 /** Deeper input is refused with an error instead of risking a stack overflow. */
@@ -59,7 +63,53 @@ let lastRaw: string | undefined;
 
 export type ParseResult = { ok: true; value: unknown } | { ok: false; error: string };
 
+/**
+ * The native JSON.parse (same grammar, same values, own "__proto__" keys) is exact unless the
+ * text has a number String() would not reproduce, an array-index key, or deep nesting. This
+ * scan finds every candidate; false positives (inside strings) only cost speed.
+ * A number token follows ':', ',' or '[' (then whitespace) and needs checking only when it
+ * starts "-0", has 16+ leading digits, a fraction or an exponent (group 1). A key follows '{'
+ * or ','; array-index keys begin with a digit or an escaped one, \u003X (group 2).
+ */
+const SUSPECT = /[:,[][ \t\n\r]*((?:-0|-?[0-9]{16}|-?[0-9]+[.eE])[0-9.eE+-]*)|[{,][ \t\n\r]*("(?:[0-9]|\\u003))/g;
+const LEADING_NUMBER = /^[ \t\n\r]*[-0-9]/;
+
+function nativeIsExact(text: string): boolean {
+  if (LEADING_NUMBER.test(text) || !shallowEnough(text)) return false;
+  SUSPECT.lastIndex = 0;
+  for (let m = SUSPECT.exec(text); m !== null; m = SUSPECT.exec(text)) {
+    const token = m[1];
+    if (token === undefined || String(Number(token)) !== token) return false;
+  }
+  return true;
+}
+
+/** True when no nesting in `text` can exceed MAX_DEPTH (there are at most that many '[' and '{'). */
+function shallowEnough(text: string): boolean {
+  if (text.length <= 2 * MAX_DEPTH) return true;
+  let opens = 0;
+  for (const bracket of ['{', '[']) {
+    for (let at = text.indexOf(bracket); at !== -1; at = text.indexOf(bracket, at + 1)) {
+      if (++opens > MAX_DEPTH) return false;
+    }
+  }
+  return true;
+}
+
+/** Parses strict RFC 8259 JSON; never throws. */
 export function parseJson(text: string): ParseResult {
+  if (nativeIsExact(text)) {
+    try {
+      return { ok: true, value: JSON.parse(text) as unknown };
+    } catch {
+      // fall through: the JS parser words the error
+    }
+  }
+  return parseJsonStrict(text);
+}
+
+/** The JS parser alone (exported for tests that compare both paths). */
+export function parseJsonStrict(text: string): ParseResult {
   src = text;
   pos = 0;
   try {
@@ -348,6 +398,23 @@ function numberText(value: number, raw: string | undefined): string {
   return Number.isFinite(value) ? String(value) : 'null';
 }
 
+/**
+ * True when JSON.stringify would write `value` exactly as the JS writer does: no container in
+ * it has recorded number text or key order, and there is no bigint. Deep or cyclic values
+ * answer false and take the JS writer, which reports cycles clearly.
+ */
+function nativeSafe(value: object, depth: number): boolean {
+  if (depth > 64 || RAW_NUMBERS.has(value) || KEY_ORDER.has(value)) return false;
+  const items: unknown[] = Array.isArray(value) ? value : Object.values(value);
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (typeof item === 'object') {
+      if (item !== null && !nativeSafe(item, depth + 1)) return false;
+    } else if (typeof item === 'bigint') return false;
+  }
+  return true;
+}
+
 function writeValue(value: unknown, raws: Map<Slot, string> | undefined, slot: Slot, seen: Set<object>): string | undefined {
   switch (typeof value) {
     case 'string':
@@ -364,6 +431,13 @@ function writeValue(value: unknown, raws: Map<Slot, string> | undefined, slot: S
       return undefined; // undefined, function, symbol
   }
   if (value === null) return 'null';
+  if (nativeSafe(value, 0)) {
+    try {
+      return JSON.stringify(value);
+    } catch {
+      // a toJSON result with a bigint, say: the JS writer below handles it
+    }
+  }
   const toJSON = (value as { toJSON?: unknown }).toJSON;
   if (typeof toJSON === 'function') return writeValue(toJSON.call(value, String(slot)), undefined, slot, seen);
   if (value instanceof Number || value instanceof String || value instanceof Boolean) {

@@ -9,7 +9,9 @@ type Handle = PulsarWebSocketProducer | PulsarWebSocketConsumer;
 
 function assertConfig(config: unknown, operation: string): void {
   if (typeof config !== 'object' || config === null) {
-    throw new PulsarWebSocketError(`${operation} needs a configuration object with a topic`, { code: 'InvalidArgument' });
+    throw new PulsarWebSocketError(`${operation} needs a configuration object with a topic`, {
+      code: 'InvalidArgument',
+    });
   }
 }
 

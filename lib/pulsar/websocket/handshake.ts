@@ -53,7 +53,8 @@ export function decodeHtmlEntities(text: string): string {
   const named: Record<string, string> = { quot: '"', amp: '&', lt: '<', gt: '>', apos: "'", nbsp: ' ' };
   return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, entity: string) => {
     if (entity[0] === '#') {
-      const code = entity[1] === 'x' || entity[1] === 'X' ? parseInt(entity.slice(2), 16) : parseInt(entity.slice(1), 10);
+      const code =
+        entity[1] === 'x' || entity[1] === 'X' ? parseInt(entity.slice(2), 16) : parseInt(entity.slice(1), 10);
       return Number.isFinite(code) && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
     }
     return named[entity.toLowerCase()] ?? whole;
@@ -67,7 +68,10 @@ export function decodeHtmlEntities(text: string): string {
  */
 export function extractBrokerMessage(body: string): string {
   const title = /<title>([\s\S]*?)<\/title>/i.exec(body)?.[1];
-  if (title !== undefined) return decodeHtmlEntities(title).replace(/^\s*Error \d+\s*/, '').trim();
+  if (title !== undefined)
+    return decodeHtmlEntities(title)
+      .replace(/^\s*Error \d+\s*/, '')
+      .trim();
   const trimmed = body.trim();
   try {
     const json = JSON.parse(trimmed) as Record<string, unknown>;
@@ -102,7 +106,10 @@ function readBody(res: IncomingMessage): Promise<string> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const charset = /charset=([^;]+)/i.exec(String(res.headers['content-type'] ?? ''))?.[1]?.trim().toLowerCase();
+    const charset = /charset=([^;]+)/i
+      .exec(String(res.headers['content-type'] ?? ''))?.[1]
+      ?.trim()
+      .toLowerCase();
     const encoding: BufferEncoding = charset === 'iso-8859-1' || charset === 'latin1' ? 'latin1' : 'utf8';
     const finish = (): void => {
       clearTimeout(timer);

@@ -38,7 +38,9 @@ function invalid(message: string): PulsarWebSocketError {
 export function checkMs(name: string, value: unknown, { allowZero = true } = {}): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
-    throw invalid(`${name} must be a ${allowZero ? 'non-negative' : 'positive'} number of milliseconds, got ${String(value)}`);
+    throw invalid(
+      `${name} must be a ${allowZero ? 'non-negative' : 'positive'} number of milliseconds, got ${String(value)}`,
+    );
   }
   return Math.round(value);
 }
@@ -53,7 +55,8 @@ export function resolveOptions(options: PulsarWebSocketClientOptions): ResolvedO
     }
     headers.Authorization = `Bearer ${options.token}`;
   }
-  const initialDelayMs = checkMs('reconnect.initialDelayMs', options.reconnect?.initialDelayMs, { allowZero: false }) ?? 100;
+  const initialDelayMs =
+    checkMs('reconnect.initialDelayMs', options.reconnect?.initialDelayMs, { allowZero: false }) ?? 100;
   const maxDelayMs = checkMs('reconnect.maxDelayMs', options.reconnect?.maxDelayMs, { allowZero: false }) ?? 30000;
   const maxFrameBytes = options.maxFrameBytes ?? 1048576;
   if (!Number.isInteger(maxFrameBytes) || maxFrameBytes <= 0) throw invalid('maxFrameBytes must be a positive integer');

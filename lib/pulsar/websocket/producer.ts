@@ -51,10 +51,15 @@ function checkTime(topic: string, name: string, value: unknown): number | undefi
   return Math.round(value);
 }
 
-export function buildProducerFrame(topic: string, message: PulsarWebSocketProducerMessage, context: string): ProducerFrame {
+export function buildProducerFrame(
+  topic: string,
+  message: PulsarWebSocketProducerMessage,
+  context: string,
+): ProducerFrame {
   if (typeof message !== 'object' || message === null) throw invalidMessage(topic, 'expected an object with `data`');
   const { data } = message;
-  if (!(data instanceof Uint8Array)) throw invalidMessage(topic, '`data` must be a Buffer');
+  // ArrayBuffer.isView rather than instanceof: Buffers from another realm (vm contexts, test runners) qualify too.
+  if (!ArrayBuffer.isView(data)) throw invalidMessage(topic, '`data` must be a Buffer');
   const frame: ProducerFrame = {
     payload: Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('base64'),
     context,
@@ -116,7 +121,10 @@ export class PulsarWebSocketProducer implements PulsarProducer {
     const query = new URLSearchParams();
     if (config.producerName !== undefined) {
       if (typeof config.producerName !== 'string' || config.producerName === '') {
-        throw new PulsarWebSocketError('producerName must be a non-empty string', { code: 'InvalidArgument', topic: topic.full });
+        throw new PulsarWebSocketError('producerName must be a non-empty string', {
+          code: 'InvalidArgument',
+          topic: topic.full,
+        });
       }
       query.set('producerName', config.producerName);
     }
@@ -300,7 +308,12 @@ export class PulsarWebSocketProducer implements PulsarProducer {
         new PulsarWebSocketError(
           `Failed to send message to topic ${this.topic.full}: the connection was lost before the broker ` +
             `acknowledged it, so it may or may not have been stored (${cause.message})`,
-          { code: 'ConnectionClosed', topic: this.topic.full, cause, ...(cause.closeCode ? { closeCode: cause.closeCode } : {}) },
+          {
+            code: 'ConnectionClosed',
+            topic: this.topic.full,
+            cause,
+            ...(cause.closeCode ? { closeCode: cause.closeCode } : {}),
+          },
         ),
       );
     }

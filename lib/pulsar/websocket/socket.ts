@@ -31,7 +31,12 @@ export interface ConnectionEvents {
 const CLOSE_GRACE_MS = 2000;
 
 /** Delay before reconnect attempt `attempt` (0-based): doubling from `initial`, capped at `max`, ±20% jitter. */
-export function backoffDelay(attempt: number, initial: number, max: number, random: () => number = Math.random): number {
+export function backoffDelay(
+  attempt: number,
+  initial: number,
+  max: number,
+  random: () => number = Math.random,
+): number {
   const base = Math.min(max, initial * 2 ** Math.min(attempt, 30));
   const jittered = base + base * 0.2 * (random() * 2 - 1);
   return Math.max(0, Math.min(max, Math.round(jittered)));

@@ -112,7 +112,15 @@ describe('PulsarWebSocketClient: produce and consume (live broker)', () => {
   });
 
   it('rejects malformed topic names with a clear error before connecting', async () => {
-    for (const bad of ['', 'a/b', 'persistent://public/default', 'kafka://a/b/c', 'persistent://a/b/c/d', 'persistent:///ns/t', ' padded']) {
+    for (const bad of [
+      '',
+      'a/b',
+      'persistent://public/default',
+      'kafka://a/b/c',
+      'persistent://a/b/c/d',
+      'persistent:///ns/t',
+      ' padded',
+    ]) {
       const err = await rejectionOf(client.createProducer({ topic: bad }));
       expect(err.name).toBe('PulsarWebSocketError');
       expect(err.code).toBe('InvalidTopic');

@@ -4,7 +4,7 @@ import { isUtf8 } from 'node:buffer';
 import fc from 'fast-check';
 import { EnvelopeCodec } from '../../../lib/envelope/index.js';
 import type { Envelope } from '../../../lib/envelope/index.js';
-import { parseJson } from '../../../lib/envelope/json.js';
+import { parseJson, parseJsonStrict, stringifyJson } from '../../../lib/envelope/json.js';
 import { firstInvalidUtf8 } from '../../../lib/envelope/utf8.js';
 import { envelopeArb } from './arbitraries.js';
 
@@ -171,6 +171,25 @@ const { valueText } = fc.letrec<{ valueText: string; arrayText: string; objectTe
 const dataText = fc
   .uniqueArray(fc.tuple(keyText, valueText), { maxLength: 5, selector: ([k]) => k })
   .map((members) => `{${members.map(([k, v]) => `${k}:${v}`).join(',')}}`);
+
+describe('the JSON.parse fast path', () => {
+  it('gives the same values and the same re-encoded text as the JS parser', () => {
+    fc.assert(
+      fc.property(fc.oneof(dataText, valueText, fc.json({ stringUnit: 'binary' }), nearJson), (text) => {
+        const fast = parseJson(text);
+        const strict = parseJsonStrict(text);
+        expect(fast.ok).toBe(strict.ok);
+        if (fast.ok && strict.ok) {
+          expect(fast.value).toStrictEqual(strict.value);
+          expect(stringifyJson(fast.value)).toBe(stringifyJson(strict.value));
+        } else {
+          expect(fast).toEqual(strict); // same error message
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
 
 describe('number texts survive a retry exactly (D4)', () => {
   it('decode → attempts+1 → encode changes nothing but attempts', () => {

@@ -1,6 +1,6 @@
 // Lossless JSON: exact numbers (Decision D4), prototype-safe keys, strings, duplicates, depth.
 import { EnvelopeCodec } from '../../../lib/envelope/index.js';
-import { MAX_DEPTH, parseJson, stringifyJson } from '../../../lib/envelope/json.js';
+import { MAX_DEPTH, parseJson, parseJsonStrict, stringifyJson } from '../../../lib/envelope/json.js';
 
 const wrap = (data: string, extra = ''): string =>
   `{"job":"urn:a","trace_id":"t","data":${data},"meta":{"id":"i","queue":"q","lang":"php","schema_version":1,"created_at":1749132727000},"attempts":0${extra}}`;
@@ -196,16 +196,42 @@ describe('strict grammar (agrees with JSON.parse)', () => {
   );
 });
 
+describe('both parse paths', () => {
+  // The native fast path is taken only when a scan finds nothing the JS parser would record.
+  it.each([
+    ['an escaped array-index key', '{"b":1,"\\u0031":2}', '{"b":1,"1":2}'],
+    ['a number after whitespace', '[ 1.0 ,\n\t-0 ,1e5]', '[1.0,-0,1e5]'],
+    ['a 16-digit integer', '{"a":1234567890123456789}', '{"a":1234567890123456789}'],
+    ['a number first in an array', ' [1.50]', '[1.50]'],
+    ['number-like text inside strings only', '{"s":"a: 1.0, [2e3"}', '{"s":"a: 1.0, [2e3"}'],
+  ])('keep %s exact', (_what, input, output) => {
+    for (const parse of [parseJson, parseJsonStrict]) {
+      const result = parse(input);
+      expect(result.ok && stringifyJson(result.value)).toBe(output);
+    }
+  });
+
+  it('agree on error messages', () => {
+    expect(parseJson('{"a":1,}')).toEqual(parseJsonStrict('{"a":1,}'));
+    expect(parseJson('{"a":1,}')).toEqual({ ok: false, error: expect.stringMatching(/expected a string key/) });
+  });
+});
+
 describe('depth cap', () => {
   const nested = (depth: number, open = '[', close = ']'): string => open.repeat(depth) + close.repeat(depth);
 
   it(`parses ${MAX_DEPTH} levels`, () => {
     expect(parseJson(nested(MAX_DEPTH)).ok).toBe(true);
+    expect(parseJsonStrict(nested(MAX_DEPTH)).ok).toBe(true);
+    const objects = `${'{"a":'.repeat(MAX_DEPTH - 1)}{}${'}'.repeat(MAX_DEPTH - 1)}`;
+    expect(parseJson(`${' '.repeat(5000)}${objects}`).ok).toBe(true);
+    expect(parseJson(`{"a":${objects}}`).ok).toBe(false);
     expect(EnvelopeCodec.decode(wrap(`{"a":${nested(MAX_DEPTH - 2)}}`)).error).toBeNull();
   });
 
   it(`returns an error past ${MAX_DEPTH} levels instead of overflowing the stack`, () => {
     expect(parseJson(nested(MAX_DEPTH + 1))).toEqual({ ok: false, error: expect.stringMatching(/nesting deeper than 512 levels/) });
+    expect(parseJson(`{"a":${nested(MAX_DEPTH)}}`)).toEqual({ ok: false, error: expect.stringMatching(/nesting deeper/) });
     const result = EnvelopeCodec.decode(wrap(`{"a":${nested(100_000)}}`));
     expect(result.error).toMatch(/^payload is not valid JSON: nesting deeper than 512 levels/);
     expect(EnvelopeCodec.decode('{"a":'.repeat(100_000)).error).toMatch(/nesting deeper/);

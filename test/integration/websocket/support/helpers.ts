@@ -20,6 +20,21 @@ export async function waitFor(condition: () => boolean, timeoutMs = 10000, what 
   }
 }
 
+/** Reject if `promise` does not settle within `ms`; the timer is always cleared. */
+export async function withTimeout<T>(promise: Promise<T>, ms: number, what: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`Timed out after ${ms} ms: ${what()}`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Receive exactly `count` messages (each within `perMessageMs`), optionally acking them. */
 export async function receiveN(
   consumer: PulsarWebSocketConsumer,
@@ -45,7 +60,11 @@ export async function rejectionOf(promise: Promise<unknown>): Promise<Error & Re
   throw new Error('expected the promise to reject, but it resolved');
 }
 
-export async function adminRequest(method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
+export async function adminRequest(
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; text: string }> {
   const res = await fetch(`${BROKER_URL}/admin/v2/${path}`, {
     method,
     ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),

@@ -1,0 +1,364 @@
+import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { ClientProxy, type ReadPacket, type WritePacket } from '@nestjs/microservices';
+import { EventEmitter } from 'node:events';
+import { Observable, throwError } from 'rxjs';
+import { BabelQueueError, EnvelopeCodec, bareTopicName } from '../envelope/index.js';
+import { BQ, isBlankProperty, pulsarProperties } from '../pulsar/binding.js';
+import { createPulsarClient, type PulsarAuthOptions } from '../pulsar/client-factory.js';
+import type { PulsarClientLike, PulsarProducerMessage } from '../pulsar/client-types.js';
+import { parseTopic } from '../pulsar/websocket/index.js';
+import { BabelProducerPool, type PooledProducerState } from './producer-pool.js';
+import type { ProducerSource } from './server-options.js';
+
+export interface BabelPulsarClientOptions {
+  /**
+   * A ready Pulsar client (native `pulsar-client` Client or PulsarWebSocketClient). This BabelPulsarClient
+   * never closes it. Give either `client` or `serviceUrl`.
+   */
+  client?: PulsarClientLike;
+  /**
+   * Creates a client of its own on connect() (closed by close()): pulsar:// and pulsar+ssl:// use the native
+   * `pulsar-client` package, http(s):// and ws(s):// the built-in WebSocket client.
+   */
+  serviceUrl?: string;
+  /** Token authentication for the client created from `serviceUrl`. */
+  auth?: PulsarAuthOptions;
+  /** Extra options for the client created from `serviceUrl`. */
+  clientOptions?: Record<string, unknown>;
+  /** Default topic of publish() and the topic of emit(). */
+  topic?: string;
+  /**
+   * Where producers come from when someone else owns them (BabelQueueModule shares its pool); such a source is
+   * never closed here. By default the client keeps a pool of its own and closes it on close().
+   */
+  producers?: ProducerSource;
+}
+
+export interface PublishOptions {
+  /** Topic to publish to; defaults to the client's topic. `meta.queue` is its bare name. */
+  topic?: string;
+  /** Continue this trace (`trace_id` and `bq-trace-id`); a new UUID when absent or blank. */
+  traceId?: string;
+  /** Delivery delay in ms: native delivery at now + delay and `bq-delay`. 0 or absent: no delay. */
+  delay?: number;
+  /** Partition key (ordering on Key_Shared subscriptions and partitioned topics). */
+  key?: string;
+  /** Extra Pulsar properties (e.g. `traceparent`). Blank keys or values are dropped; the `bq-*` properties win. */
+  headers?: Record<string, string | undefined>;
+}
+
+export type BabelClientStatus = 'connected' | 'disconnected' | 'closed';
+
+/** Events of `client.on(...)`. */
+export type BabelClientEvents = {
+  /** A publish the broker did not accept (the publish call rejects with the same error). */
+  error: (error: Error) => void;
+};
+
+type PlainData = Record<string, unknown>;
+
+/** Built-ins that are objects but not JSON objects; a DTO class instance is accepted. */
+const NOT_DATA: ReadonlyArray<abstract new (...args: never[]) => unknown> = [
+  Date,
+  Map,
+  Set,
+  WeakMap,
+  WeakSet,
+  RegExp,
+  Error,
+  Promise,
+  ArrayBuffer,
+  Number,
+  String,
+  Boolean,
+];
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return `a ${(value as object).constructor?.name ?? 'non-plain object'}`;
+  return `${typeof value} ${JSON.stringify(value) ?? String(value)}`;
+}
+
+function isData(value: unknown): value is PlainData {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || ArrayBuffer.isView(value)) return false;
+  return !NOT_DATA.some((type) => value instanceof type);
+}
+
+const SEND_UNSUPPORTED =
+  'BabelPulsarClient does not support send() (request/response): BabelQueue messages are one-way. ' +
+  'Use emit(urn, data) or publish(urn, data, options) instead';
+
+/**
+ * Publishes BabelQueue envelopes to Pulsar. A Nest ClientProxy: `emit(urn, data)` publishes to the default
+ * topic; `publish(urn, data, options)` resolves to the envelope's `meta.id` once the broker accepted it.
+ *
+ * Usable without the module: `new BabelPulsarClient({ client, topic })` or `new BabelPulsarClient({ serviceUrl, topic })`
+ * (also as a `ClientsModule` `customClass`).
+ */
+@Injectable()
+export class BabelPulsarClient extends ClientProxy<BabelClientEvents, BabelClientStatus> implements OnApplicationShutdown {
+  private readonly logger = new Logger(BabelPulsarClient.name);
+  private readonly events = new EventEmitter();
+  private readonly defaultTopic: string | undefined;
+  private client: PulsarClientLike | undefined;
+  private connecting: Promise<PulsarClientLike> | null = null;
+  private ownPool: BabelProducerPool | undefined;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private closing: Promise<void> | null = null;
+
+  constructor(private readonly options: BabelPulsarClientOptions) {
+    super();
+    if (!options || typeof options !== 'object') throw new BabelQueueError('BabelPulsarClient needs options: { client, topic } or { serviceUrl, topic }');
+    const { client, serviceUrl, topic } = options;
+    if (client !== undefined && serviceUrl !== undefined) {
+      throw new BabelQueueError('BabelPulsarClient takes either client or serviceUrl, not both');
+    }
+    if (client === undefined && serviceUrl === undefined) {
+      throw new BabelQueueError('BabelPulsarClient needs a client (a ready Pulsar client) or a serviceUrl');
+    }
+    if (client !== undefined && (typeof client !== 'object' || client === null || typeof client.createProducer !== 'function')) {
+      throw new BabelQueueError('options.client must be a Pulsar client (pulsar-client Client or PulsarWebSocketClient)');
+    }
+    if (topic !== undefined) this.defaultTopic = checkTopic(topic, 'options.topic');
+    if (options.producers !== undefined && typeof options.producers?.producerFor !== 'function') {
+      throw new BabelQueueError('options.producers must have a producerFor(topic) method');
+    }
+    this.client = client;
+    this.events.on('error', () => undefined); // an 'error' without listeners must not throw
+    this.initializeSerializer({});
+    this.initializeDeserializer({});
+  }
+
+  /** The default topic of publish() and emit(), if any. */
+  get topic(): string | undefined {
+    return this.defaultTopic;
+  }
+
+  /** True once close() was called. */
+  get closed(): boolean {
+    return this.closing !== null;
+  }
+
+  /**
+   * Makes sure the Pulsar client exists (creating it from `serviceUrl`) and, when a default topic is set, that its
+   * producer is ready, so that a broker problem shows at start-up rather than on the first publish.
+   */
+  async connect(): Promise<PulsarClientLike> {
+    this.assertOpen();
+    const client = await this.ensureClient();
+    if (this.defaultTopic !== undefined) await this.producers().producerFor(this.defaultTopic);
+    this._status$.next('connected');
+    return client;
+  }
+
+  /**
+   * Publishes one envelope and resolves to its `meta.id` once the broker accepted it. Rejects with a
+   * BabelQueueError, before anything is sent, on a blank URN, data that is not an object, an invalid delay,
+   * topic or header, or when no topic is given and there is no default topic.
+   */
+  publish(urn: string, data: object, options?: PublishOptions): Promise<string>;
+  /** @internal Nest's request/response path: not supported by this transport (see send()). */
+  publish(packet: ReadPacket, callback: (packet: WritePacket) => void): () => void;
+  publish(
+    first: string | ReadPacket,
+    second: object | ((packet: WritePacket) => void),
+    options: PublishOptions = {},
+  ): Promise<string> | (() => void) {
+    if (typeof second === 'function' && typeof first === 'object' && first !== null) {
+      (second as (packet: WritePacket) => void)({ err: new BabelQueueError(SEND_UNSUPPORTED), isDisposed: true });
+      return () => undefined;
+    }
+    return this.track(this.publishEnvelope(first as string, second, options));
+  }
+
+  /** Request/response is not part of BabelQueue: fails at once, telling to use emit() or publish(). */
+  override send<TResult = never, TInput = unknown>(_pattern: unknown, _data: TInput): Observable<TResult> {
+    return throwError(() => new BabelQueueError(SEND_UNSUPPORTED));
+  }
+
+  /** Stops accepting publishes, waits for those under way, then closes the producers and client it owns. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await Promise.allSettled([...this.inFlight]);
+      await this.ownPool?.close();
+      if (this.options.serviceUrl !== undefined) {
+        const client = this.client ?? (await this.connecting?.catch(() => undefined));
+        await client?.close();
+      }
+      this._status$.next('closed');
+    })();
+    return this.closing;
+  }
+
+  onApplicationShutdown(): Promise<void> {
+    return this.close();
+  }
+
+  /** The Pulsar client (throws before connect() when it is created from serviceUrl). */
+  unwrap<T = PulsarClientLike>(): T {
+    if (!this.client) throw new BabelQueueError('BabelPulsarClient is not connected yet: call connect() (or publish) first');
+    return this.client as T;
+  }
+
+  override on<K extends keyof BabelClientEvents>(event: K, callback: BabelClientEvents[K]): void {
+    this.events.on(event, callback as (...args: unknown[]) => void);
+  }
+
+  /** Producers of this client's own pool (empty when the producers come from elsewhere). */
+  describeProducers(): PooledProducerState[] {
+    return this.ownPool?.describe() ?? [];
+  }
+
+  /** emit(urn, data): publishes to the default topic; the Observable emits the message id and completes. */
+  protected async dispatchEvent<T = string>(packet: ReadPacket): Promise<T> {
+    const { pattern, data } = packet;
+    if (typeof pattern !== 'string') {
+      throw new BabelQueueError(`emit() takes a URN string as its pattern, got ${describe(pattern)}`);
+    }
+    // Nest 12: a dispatch hook (setOnDispatchHook) may attach metadata; it travels as extra properties.
+    const metadata = (packet as { metadata?: Record<string, string> }).metadata;
+    const options: PublishOptions = metadata && typeof metadata === 'object' ? { headers: { ...metadata } } : {};
+    return (await this.track(this.publishEnvelope(pattern, data, options))) as T;
+  }
+
+  private async publishEnvelope(urn: string, data: unknown, options: PublishOptions): Promise<string> {
+    this.assertOpen();
+    const { topic, message, id } = this.prepare(urn, data, options);
+    await this.ensureClient();
+    const producer = await this.producers().producerFor(topic);
+    try {
+      await producer.send(message);
+    } catch (error) {
+      const failure = error instanceof Error ? error : new Error(String(error));
+      this.events.emit('error', failure);
+      throw failure;
+    }
+    return id;
+  }
+
+  /** Everything that can be checked before anything is sent. */
+  private prepare(urn: unknown, data: unknown, options: PublishOptions): { topic: string; message: PulsarProducerMessage; id: string } {
+    if (typeof urn !== 'string' || urn.trim() === '') {
+      throw new BabelQueueError(`publish needs a non-blank URN (e.g. "urn:babel:orders:created"), got ${describe(urn)}`);
+    }
+    if (!isData(data)) {
+      throw new BabelQueueError(`publish data must be a plain object (use {} for no data), got ${describe(data)}`);
+    }
+    if (options === null || typeof options !== 'object') throw new BabelQueueError('publish options must be an object');
+    const topic = options.topic === undefined ? this.defaultTopic : checkTopic(options.topic, 'options.topic');
+    if (topic === undefined) {
+      throw new BabelQueueError('publish needs a topic: pass { topic } or configure a default topic on the client');
+    }
+    if (options.traceId !== undefined && typeof options.traceId !== 'string') {
+      throw new BabelQueueError(`options.traceId must be a string, got ${describe(options.traceId)}`);
+    }
+    const delay = checkDelay(options.delay);
+    if (options.key !== undefined && typeof options.key !== 'string') {
+      throw new BabelQueueError(`options.key must be a string, got ${describe(options.key)}`);
+    }
+    const headers = checkHeaders(options.headers);
+
+    const envelope = EnvelopeCodec.make(urn, data, {
+      queue: bareTopicName(topic),
+      ...(options.traceId !== undefined && { traceId: options.traceId }),
+    });
+    let payload: Buffer;
+    try {
+      payload = EnvelopeCodec.encodeToBuffer(envelope);
+    } catch (error) {
+      if (error instanceof BabelQueueError) throw error;
+      throw new BabelQueueError(`publish data cannot be encoded as JSON: ${error instanceof Error ? error.message : String(error)}`, {
+        cause: error,
+      });
+    }
+    const properties: Record<string, string> = { ...headers, ...pulsarProperties(envelope) };
+    const message: PulsarProducerMessage = { data: payload, properties };
+    if (delay > 0) {
+      properties[BQ.delay] = String(delay);
+      message.deliverAt = Date.now() + delay;
+    }
+    if (options.key) message.partitionKey = options.key;
+    return { topic, message, id: envelope.meta.id };
+  }
+
+  private producers(): ProducerSource {
+    if (this.options.producers) return this.options.producers;
+    if (!this.client) throw new BabelQueueError('BabelPulsarClient has no Pulsar client yet');
+    this.ownPool ??= new BabelProducerPool(this.client);
+    return this.ownPool;
+  }
+
+  private ensureClient(): Promise<PulsarClientLike> {
+    if (this.client) return Promise.resolve(this.client);
+    this.connecting ??= createPulsarClient({
+      serviceUrl: this.options.serviceUrl!,
+      ...(this.options.auth && { auth: this.options.auth }),
+      ...(this.options.clientOptions && { clientOptions: this.options.clientOptions }),
+    }).then(
+      ({ client }) => {
+        this.client = client;
+        return client;
+      },
+      (error: unknown) => {
+        this.connecting = null; // the next call tries again
+        this._status$.next('disconnected');
+        throw error;
+      },
+    );
+    return this.connecting;
+  }
+
+  private assertOpen(): void {
+    if (this.closing) {
+      throw new BabelQueueError('BabelPulsarClient is closed (the application is shutting down or close() was called): nothing was published');
+    }
+  }
+
+  private track<T>(promise: Promise<T>): Promise<T> {
+    this.inFlight.add(promise);
+    const forget = () => this.inFlight.delete(promise);
+    promise.then(forget, forget);
+    return promise;
+  }
+}
+
+function checkTopic(topic: unknown, name: string): string {
+  if (typeof topic !== 'string' || topic.trim() === '') {
+    throw new BabelQueueError(`${name} must be a non-blank topic name (e.g. "orders" or "persistent://public/default/orders"), got ${describe(topic)}`);
+  }
+  try {
+    parseTopic(topic.trim());
+  } catch (error) {
+    throw new BabelQueueError(`${name}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  return topic.trim();
+}
+
+/** Decision D8: whole milliseconds, rounded up so that any positive delay delays. */
+function checkDelay(delay: unknown): number {
+  if (delay === undefined) return 0;
+  if (typeof delay !== 'number' || !Number.isFinite(delay) || delay < 0) {
+    throw new BabelQueueError(`options.delay must be a finite number of milliseconds >= 0, got ${describe(delay)}`);
+  }
+  return Math.ceil(delay);
+}
+
+function checkHeaders(headers: unknown): Record<string, string> {
+  if (headers === undefined || headers === null) return {};
+  if (typeof headers !== 'object' || Array.isArray(headers)) {
+    throw new BabelQueueError(`options.headers must be an object of string values, got ${describe(headers)}`);
+  }
+  const kept: Record<string, string> = {};
+  for (const [key, value] of Object.entries(headers as Record<string, unknown>)) {
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string') {
+      throw new BabelQueueError(`header ${JSON.stringify(key)} must be a string (Pulsar properties are strings), got ${describe(value)}`);
+    }
+    // bq-delay mirrors the native delay (D8), so only the delay option sets it.
+    if (isBlankProperty(key) || isBlankProperty(value) || key === BQ.delay) continue;
+    Object.defineProperty(kept, key, { value, enumerable: true, writable: true, configurable: true });
+  }
+  return kept;
+}

@@ -1,0 +1,97 @@
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import type { Subscription } from 'rxjs';
+import { BabelPulsarServer, type BabelServerStatus } from './babel-pulsar.server.js';
+import { BabelProducerPool, type PooledProducerState } from './producer-pool.js';
+import { BABEL_QUEUE_CLIENT_HANDLE, type ClientHandle } from './module-tokens.js';
+
+/** What check() reports. */
+export interface BabelQueueHealthDetails {
+  /** True when the client is open and every producer and consumer is connected. */
+  healthy: boolean;
+  client: {
+    kind: ClientHandle['kind'];
+    /** False once closed, or when the client itself reports being disconnected. */
+    connected: boolean;
+  };
+  producers: {
+    total: number;
+    connected: number;
+    topics: PooledProducerState[];
+  };
+  consumers: {
+    /** The server's status; `not-listening` while the server was never started (then it does not count). */
+    status: BabelServerStatus | 'not-listening';
+    topics: Array<{ topic: string; active: number }>;
+  };
+  /** Why the check is down, one line per problem (empty when healthy). */
+  problems: string[];
+}
+
+/** Terminus' result shape: `{ [key]: { status, ...details } }`. */
+export type BabelQueueHealthResult<Key extends string = string> = Record<
+  Key,
+  { status: 'up' | 'down' } & Omit<BabelQueueHealthDetails, 'healthy'>
+>;
+
+/**
+ * Reports whether the Pulsar client, the module's producers and the server's consumers are connected. No
+ * dependency on @nestjs/terminus, but shaped for it:
+ *
+ *     @Get('health') @HealthCheck()
+ *     check() { return this.health.check([() => this.babel.isHealthy('babelqueue')]); }
+ */
+@Injectable()
+export class BabelQueueHealthIndicator implements OnApplicationShutdown {
+  private serverStatus: BabelServerStatus | 'not-listening' = 'not-listening';
+  private readonly subscription: Subscription;
+
+  constructor(
+    @Inject(BABEL_QUEUE_CLIENT_HANDLE) private readonly handle: ClientHandle,
+    @Inject(BabelProducerPool) private readonly pool: BabelProducerPool,
+    @Inject(BabelPulsarServer) private readonly server: BabelPulsarServer,
+  ) {
+    this.subscription = server.status.subscribe((status) => {
+      this.serverStatus = status;
+    });
+  }
+
+  /** Plain details, for logs or a custom endpoint. */
+  check(): BabelQueueHealthDetails {
+    const problems: string[] = [];
+    const clientConnected = !this.handle.closed && !this.pool.closed && this.clientReportsConnected();
+    if (!clientConnected) problems.push('the Pulsar client is closed or disconnected');
+
+    const producers = this.pool.describe();
+    for (const producer of producers) if (!producer.connected) problems.push(`producer for ${producer.topic} is not connected`);
+
+    const status = this.serverStatus;
+    if (status !== 'not-listening' && status !== 'connected') problems.push(`the consumers are ${status}`);
+
+    return {
+      healthy: problems.length === 0,
+      client: { kind: this.handle.kind, connected: clientConnected },
+      producers: {
+        total: producers.length,
+        connected: producers.filter((producer) => producer.connected).length,
+        topics: producers,
+      },
+      consumers: { status, topics: this.server.describe() },
+      problems,
+    };
+  }
+
+  /** Terminus-shaped result under `key`; `status` is 'down' when any part is disconnected. */
+  isHealthy<const Key extends string = 'babelqueue'>(key: Key = 'babelqueue' as Key): BabelQueueHealthResult<Key> {
+    const { healthy, ...details } = this.check();
+    return { [key]: { status: healthy ? 'up' : 'down', ...details } } as BabelQueueHealthResult<Key>;
+  }
+
+  onApplicationShutdown(): void {
+    this.subscription.unsubscribe();
+  }
+
+  private clientReportsConnected(): boolean {
+    const probe = (this.handle.client as { isConnected?: () => boolean }).isConnected;
+    return typeof probe === 'function' ? probe.call(this.handle.client) !== false : true;
+  }
+}

@@ -1,0 +1,308 @@
+import type { Type } from '@nestjs/common';
+import type { BabelQueueHooks, ConsumerLogger } from '../consumer/index.js';
+import { BabelQueueError } from '../envelope/index.js';
+import { clientKindFor, type PulsarAuthOptions, type PulsarClientKind } from '../pulsar/client-factory.js';
+import type { PulsarClientLike, PulsarConsumer, PulsarProducer, SubscriptionType } from '../pulsar/client-types.js';
+import { parseTopic } from '../pulsar/websocket/index.js';
+import { resolveServerOptions, type BabelPulsarServerOptions } from './server-options.js';
+
+/** How the module's BabelPulsarServer consumes (the server options, minus what the module supplies). */
+export interface BabelQueueConsumerOptions {
+  /** Topics to consume. Default: `[topic]`. */
+  topics?: string | string[];
+  /** Default `babelqueue`. */
+  subscription?: string;
+  /** Default `Shared`. */
+  subscriptionType?: SubscriptionType;
+  /** Total deliveries per message, the first included. Default 3. */
+  maxAttempts?: number;
+  /** `'republish'` (default: a copy with bq-attempts + 1 goes back to the topic) or `'nack'`. */
+  retry?: 'republish' | 'nack';
+  /** Dead-letter topic: `true` (default in the module) = `<topic>.dlq`, a topic name, or `false` (drop and log). */
+  deadLetter?: boolean | string;
+  /** Messages handled at once per topic. Default 1. */
+  concurrency?: number;
+  /** Passed to the Pulsar consumer. */
+  receiverQueueSize?: number;
+  /** How long shutdown waits for in-flight handlers. Default 10000. */
+  shutdownTimeoutMs?: number;
+  /** How long one receive waits before checking for shutdown. Default 500. */
+  receiveTimeoutMs?: number;
+}
+
+/**
+ * Settlement hooks: a plain object of functions, or an injectable class implementing BabelQueueHooks. A class is
+ * resolved through Nest's DI, so it can inject other services: the instance registered as a provider anywhere in
+ * the application is used, else the module creates one (its dependencies then come from global modules and the
+ * `imports` of forRootAsync).
+ */
+export type BabelQueueHooksOption = BabelQueueHooks | Type<BabelQueueHooks>;
+
+export interface BabelQueueModuleOptions {
+  /**
+   * Broker URL; the scheme picks the client: `pulsar://` / `pulsar+ssl://` → the native `pulsar-client` package
+   * (install it), `http(s)://` / `ws(s)://` → the built-in WebSocket client (the broker's web service port).
+   * Give either `serviceUrl` or `client`.
+   */
+  serviceUrl?: string;
+  /** A ready Pulsar client instead of `serviceUrl`. The module never closes it. */
+  client?: PulsarClientLike;
+  /** Token authentication for the client created from `serviceUrl`. */
+  auth?: PulsarAuthOptions;
+  /** Extra options for the client created from `serviceUrl` (native ClientConfig or WebSocket client options). */
+  clientOptions?: Record<string, unknown>;
+  /** The default topic: where BabelPulsarClient publishes and emits, and what the server consumes by default. */
+  topic?: string;
+  /** The server's consumer settings. */
+  consumer?: BabelQueueConsumerOptions;
+  /** Settlement hooks (functions object or DI class). */
+  hooks?: BabelQueueHooksOption;
+  /** Logger of the server's consumers (defaults to a Nest Logger). */
+  logger?: ConsumerLogger;
+}
+
+/** A useClass / useExisting options factory for forRootAsync. */
+export interface BabelQueueOptionsFactory {
+  createBabelQueueOptions(): BabelQueueModuleOptions | Promise<BabelQueueModuleOptions>;
+}
+
+export type ClientSource =
+  | { kind: 'provided'; client: PulsarClientLike }
+  | { kind: PulsarClientKind; serviceUrl: string; auth?: PulsarAuthOptions; clientOptions?: Record<string, unknown> };
+
+export type ResolvedHooks =
+  | { kind: 'none' }
+  | { kind: 'object'; hooks: BabelQueueHooks }
+  | { kind: 'class'; type: Type<BabelQueueHooks>; methods: HookName[] };
+
+/** The module options after validation. */
+export interface ResolvedModuleOptions {
+  source: ClientSource;
+  topic: string | undefined;
+  /** Ready for the BabelPulsarServer, less client, producers and hooks. */
+  server: Omit<BabelPulsarServerOptions, 'client' | 'producers' | HookName>;
+  hooks: ResolvedHooks;
+}
+
+export const HOOK_NAMES = ['onError', 'onUnknownUrn', 'onRoutingMismatch', 'onDeadLetter'] as const;
+export type HookName = (typeof HOOK_NAMES)[number];
+
+const MODULE_KEYS = ['serviceUrl', 'client', 'auth', 'clientOptions', 'topic', 'consumer', 'hooks', 'logger'] as const;
+const CONSUMER_KEYS = [
+  'topics',
+  'subscription',
+  'subscriptionType',
+  'maxAttempts',
+  'retry',
+  'deadLetter',
+  'concurrency',
+  'receiverQueueSize',
+  'shutdownTimeoutMs',
+  'receiveTimeoutMs',
+] as const;
+
+/** The error every invalid module option raises: it names the option and what is allowed. */
+export class BabelQueueOptionsError extends BabelQueueError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(`Invalid BabelQueueModule options: ${message}`, options);
+    this.name = 'BabelQueueOptionsError';
+  }
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const stubConsumer: PulsarConsumer = {
+  receive: () => Promise.reject(new Error('stub')),
+  acknowledge: async () => null,
+  negativeAcknowledge: () => undefined,
+  close: async () => null,
+  unsubscribe: async () => null,
+};
+const stubClient: PulsarClientLike = {
+  createProducer: () => Promise.reject(new Error('stub')) as Promise<PulsarProducer>,
+  subscribe: async () => stubConsumer,
+  close: async () => null,
+};
+
+function checkKeys(value: Record<string, unknown>, allowed: readonly string[], where: string): void {
+  for (const key of Object.keys(value)) {
+    if (allowed.includes(key)) continue;
+    const hint =
+      where === 'options' && (CONSUMER_KEYS as readonly string[]).includes(key)
+        ? ` (it belongs in options.consumer.${key})`
+        : '';
+    throw new BabelQueueOptionsError(`${where}.${key} is not an option${hint}; allowed: ${allowed.join(', ')}`);
+  }
+}
+
+function checkTopicName(topic: unknown, name: string): string {
+  if (typeof topic !== 'string' || topic.trim() === '') {
+    throw new BabelQueueOptionsError(`${name} must be a non-blank topic name such as "orders" or "persistent://public/default/orders"`);
+  }
+  try {
+    parseTopic(topic.trim());
+  } catch (error) {
+    throw new BabelQueueOptionsError(`${name}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  return topic.trim();
+}
+
+function isClient(value: unknown): value is PulsarClientLike {
+  const client = value as Partial<PulsarClientLike> | null;
+  return (
+    typeof value === 'object' &&
+    client !== null &&
+    typeof client.createProducer === 'function' &&
+    typeof client.subscribe === 'function' &&
+    typeof client.close === 'function'
+  );
+}
+
+function resolveSource(options: BabelQueueModuleOptions): ClientSource {
+  const { serviceUrl, client, auth, clientOptions } = options;
+  if (serviceUrl !== undefined && client !== undefined) {
+    throw new BabelQueueOptionsError('give either serviceUrl or client, not both');
+  }
+  if (client !== undefined) {
+    if (!isClient(client)) {
+      throw new BabelQueueOptionsError('options.client must be a Pulsar client (a pulsar-client Client or a PulsarWebSocketClient)');
+    }
+    if (auth !== undefined || clientOptions !== undefined) {
+      throw new BabelQueueOptionsError('options.auth and options.clientOptions apply to a client created from serviceUrl; configure your own client yourself');
+    }
+    return { kind: 'provided', client };
+  }
+  if (serviceUrl === undefined) {
+    throw new BabelQueueOptionsError(
+      'options.serviceUrl (pulsar://host:6650, pulsar+ssl://…, http(s)://host:8080 or ws(s)://…) or options.client is required',
+    );
+  }
+  let kind: PulsarClientKind;
+  try {
+    kind = clientKindFor(serviceUrl, 'options.serviceUrl');
+  } catch (error) {
+    throw new BabelQueueOptionsError((error as Error).message, { cause: error });
+  }
+  if (auth !== undefined) {
+    const token = isObject(auth) ? auth.token : undefined;
+    if (typeof token !== 'string' || token.trim() === '' || Object.keys(auth).some((key) => key !== 'token')) {
+      throw new BabelQueueOptionsError('options.auth must be { token: "<JWT>" } with a non-blank token');
+    }
+  }
+  if (clientOptions !== undefined && !isObject(clientOptions)) {
+    throw new BabelQueueOptionsError('options.clientOptions must be an object');
+  }
+  return {
+    kind,
+    serviceUrl: serviceUrl.trim(),
+    ...(auth !== undefined && { auth }),
+    ...(clientOptions !== undefined && { clientOptions }),
+  };
+}
+
+function hookMethods(type: Type<BabelQueueHooks>): HookName[] {
+  const found = new Set<HookName>();
+  for (let proto = type.prototype as object | null; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+    for (const name of HOOK_NAMES) {
+      const descriptor = Object.getOwnPropertyDescriptor(proto, name);
+      if (descriptor && typeof descriptor.value === 'function') found.add(name);
+    }
+  }
+  return HOOK_NAMES.filter((name) => found.has(name));
+}
+
+function resolveHooks(hooks: unknown): ResolvedHooks {
+  if (hooks === undefined || hooks === null) return { kind: 'none' };
+  if (typeof hooks === 'function') {
+    const type = hooks as Type<BabelQueueHooks>;
+    const methods = hookMethods(type);
+    if (methods.length === 0) {
+      throw new BabelQueueOptionsError(`options.hooks class ${type.name || '(anonymous)'} has none of the hook methods ${HOOK_NAMES.join(', ')}`);
+    }
+    return { kind: 'class', type, methods };
+  }
+  if (!isObject(hooks)) {
+    throw new BabelQueueOptionsError(`options.hooks must be an object of functions (${HOOK_NAMES.join(', ')}) or an injectable class`);
+  }
+  for (const [key, value] of Object.entries(hooks)) {
+    if (!(HOOK_NAMES as readonly string[]).includes(key)) {
+      throw new BabelQueueOptionsError(`options.hooks.${key} is not a hook; allowed: ${HOOK_NAMES.join(', ')}`);
+    }
+    if (value !== undefined && typeof value !== 'function') {
+      throw new BabelQueueOptionsError(`options.hooks.${key} must be a function`);
+    }
+  }
+  return { kind: 'object', hooks: hooks as BabelQueueHooks };
+}
+
+/** Validates the module options at start-up; every error names the option and what is allowed. */
+export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
+  if (!isObject(input)) {
+    throw new BabelQueueOptionsError('BabelQueueModule.forRoot() needs an options object (for forRootAsync, the factory must return one)');
+  }
+  const options = input as BabelQueueModuleOptions;
+  checkKeys(options as Record<string, unknown>, MODULE_KEYS, 'options');
+  const source = resolveSource(options);
+  const topic = options.topic === undefined ? undefined : checkTopicName(options.topic, 'options.topic');
+
+  const rawConsumer: unknown = options.consumer ?? {};
+  if (!isObject(rawConsumer)) throw new BabelQueueOptionsError('options.consumer must be an object');
+  checkKeys(rawConsumer, CONSUMER_KEYS, 'options.consumer');
+  const consumer = rawConsumer as BabelQueueConsumerOptions;
+  let topics: string[];
+  if (consumer.topics === undefined) {
+    if (topic === undefined) {
+      throw new BabelQueueOptionsError(
+        'options.topic (the default topic to publish to and consume from) or options.consumer.topics is required',
+      );
+    }
+    topics = [topic];
+  } else {
+    const list = Array.isArray(consumer.topics) ? consumer.topics : [consumer.topics];
+    topics = list.map((name, index) => checkTopicName(name, `options.consumer.topics[${index}]`));
+  }
+  if (consumer.retry !== undefined && consumer.retry !== 'republish' && consumer.retry !== 'nack') {
+    throw new BabelQueueOptionsError(`options.consumer.retry must be 'republish' or 'nack', got ${JSON.stringify(consumer.retry) ?? String(consumer.retry)}`);
+  }
+  if (consumer.deadLetter !== undefined && typeof consumer.deadLetter !== 'boolean') {
+    if (typeof consumer.deadLetter !== 'string') {
+      throw new BabelQueueOptionsError('options.consumer.deadLetter must be true (<topic>.dlq), false (no dead-lettering) or a topic name');
+    }
+    checkTopicName(consumer.deadLetter, 'options.consumer.deadLetter');
+  }
+  if (options.logger !== undefined) {
+    const logger = options.logger as Partial<ConsumerLogger> | null;
+    if (!logger || typeof logger.log !== 'function' || typeof logger.warn !== 'function' || typeof logger.error !== 'function') {
+      throw new BabelQueueOptionsError('options.logger must have log, warn and error methods (a Nest Logger works)');
+    }
+  }
+  const server: ResolvedModuleOptions['server'] = {
+    topics,
+    // Decision D11: the module dead-letters by default.
+    deadLetter: typeof consumer.deadLetter === 'string' ? consumer.deadLetter.trim() : (consumer.deadLetter ?? true),
+    ...(consumer.subscription !== undefined && { subscription: consumer.subscription }),
+    ...(consumer.subscriptionType !== undefined && { subscriptionType: consumer.subscriptionType }),
+    ...(consumer.maxAttempts !== undefined && { maxAttempts: consumer.maxAttempts }),
+    ...(consumer.retry !== undefined && { retry: consumer.retry }),
+    ...(consumer.concurrency !== undefined && { concurrency: consumer.concurrency }),
+    ...(consumer.receiverQueueSize !== undefined && { receiverQueueSize: consumer.receiverQueueSize }),
+    ...(consumer.shutdownTimeoutMs !== undefined && { shutdownTimeoutMs: consumer.shutdownTimeoutMs }),
+    ...(consumer.receiveTimeoutMs !== undefined && { receiveTimeoutMs: consumer.receiveTimeoutMs }),
+    ...(options.logger !== undefined && { logger: options.logger }),
+  };
+  if (
+    consumer.receiverQueueSize !== undefined &&
+    (!Number.isInteger(consumer.receiverQueueSize) || (consumer.receiverQueueSize as number) < 0)
+  ) {
+    throw new BabelQueueOptionsError(`options.consumer.receiverQueueSize must be an integer >= 0, got ${String(consumer.receiverQueueSize)}`);
+  }
+  try {
+    // The server's own checks (types, ranges, nack vs subscription type), run now rather than at first use.
+    resolveServerOptions({ ...server, client: stubClient });
+  } catch (error) {
+    const message = (error as Error).message.replace(/^options\.(?!client)/, 'options.consumer.');
+    throw new BabelQueueOptionsError(message, { cause: error });
+  }
+  return { source, topic, server, hooks: resolveHooks(options.hooks) };
+}

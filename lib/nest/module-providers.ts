@@ -1,0 +1,168 @@
+import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit, type Provider } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import type { BabelQueueHooks } from '../consumer/index.js';
+import { createPulsarClient } from '../pulsar/client-factory.js';
+import { BabelPulsarClient } from './babel-pulsar.client.js';
+import { BabelPulsarServer } from './babel-pulsar.server.js';
+import { BABEL_PULSAR_CLIENT } from './constants.js';
+import { BabelQueueHealthIndicator } from './health.indicator.js';
+import { resolveModuleOptions, type HookName, type ResolvedModuleOptions } from './module-options.js';
+import { BABEL_QUEUE_CLIENT_HANDLE, BABEL_QUEUE_RESOLVED_OPTIONS, type ClientHandle } from './module-tokens.js';
+import { BabelProducerPool } from './producer-pool.js';
+import type { BabelPulsarServerOptions } from './server-options.js';
+
+/**
+ * Resolves a hooks class through DI: the instance registered anywhere in the application when there is one,
+ * else one created in the module's scope. Resolved once all providers exist (onModuleInit), or on first use.
+ */
+@Injectable()
+export class BabelQueueHooksHost implements OnModuleInit {
+  private instance: Promise<BabelQueueHooks> | null = null;
+
+  constructor(
+    @Inject(BABEL_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
+    @Inject(ModuleRef) private readonly moduleRef: ModuleRef,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    if (this.options.hooks.kind === 'class') await this.resolve();
+  }
+
+  /** The hook functions to give the server (only those the hooks define, so defaults stay intact). */
+  serverHooks(): Pick<BabelPulsarServerOptions, HookName> {
+    const hooks = this.options.hooks;
+    const result: Record<string, unknown> = {};
+    if (hooks.kind === 'object') {
+      for (const [name, fn] of Object.entries(hooks.hooks)) {
+        if (typeof fn === 'function') result[name] = fn.bind(hooks.hooks);
+      }
+    } else if (hooks.kind === 'class') {
+      for (const name of hooks.methods) {
+        result[name] = async (...args: unknown[]) => {
+          const instance = (await this.resolve()) as unknown as Record<string, (...a: unknown[]) => unknown>;
+          return instance[name]!(...args);
+        };
+      }
+    }
+    return result as Pick<BabelPulsarServerOptions, HookName>;
+  }
+
+  private resolve(): Promise<BabelQueueHooks> {
+    const hooks = this.options.hooks;
+    if (hooks.kind !== 'class') return Promise.resolve({});
+    const pending = (this.instance ??= (async (): Promise<BabelQueueHooks> => {
+      try {
+        return this.moduleRef.get<BabelQueueHooks>(hooks.type, { strict: false });
+      } catch {
+        try {
+          return await this.moduleRef.create(hooks.type);
+        } catch (error) {
+          this.instance = null;
+          throw new Error(
+            `BabelQueueModule could not create the hooks class ${hooks.type.name}: register it as a provider in one of your ` +
+              `modules, or make its dependencies available to BabelQueueModule (global modules or forRootAsync imports). ` +
+              `${error instanceof Error ? error.message : String(error)}`,
+            { cause: error },
+          );
+        }
+      }
+    })());
+    return pending;
+  }
+}
+
+/**
+ * Shuts the module down in the one safe order, whatever order Nest calls the hooks in: the server first (it
+ * stops receiving and lets in-flight messages settle, their retry and dead-letter writes still having their
+ * producers), then the publisher, the producer pool, and last the Pulsar client when the module created it.
+ */
+@Injectable()
+export class BabelQueueLifecycle implements OnApplicationShutdown {
+  private readonly logger = new Logger('BabelQueueModule');
+  private closing: Promise<void> | null = null;
+
+  constructor(
+    @Inject(BabelPulsarServer) private readonly server: BabelPulsarServer,
+    @Inject(BabelPulsarClient) private readonly publisher: BabelPulsarClient,
+    @Inject(BabelProducerPool) private readonly pool: BabelProducerPool,
+    @Inject(BABEL_QUEUE_CLIENT_HANDLE) private readonly handle: ClientHandle,
+  ) {}
+
+  onApplicationShutdown(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    // A standalone microservice and a hybrid app both closed the server already; this wait covers any other order.
+    await this.server.close();
+    await this.publisher.close();
+    await this.pool.close();
+    if (this.handle.owned) {
+      try {
+        await this.handle.client.close();
+      } catch (error) {
+        this.logger.warn(`closing the Pulsar client failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    this.handle.closed = true;
+  }
+}
+
+/** Everything BabelQueueModule provides, on top of the options token the builder adds. */
+export function babelQueueProviders(optionsToken: symbol | string): Provider[] {
+  return [
+    {
+      provide: BABEL_QUEUE_RESOLVED_OPTIONS,
+      inject: [optionsToken],
+      useFactory: (options: unknown) => resolveModuleOptions(options),
+    },
+    {
+      provide: BABEL_QUEUE_CLIENT_HANDLE,
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS],
+      useFactory: async ({ source }: ResolvedModuleOptions): Promise<ClientHandle> => {
+        if (source.kind === 'provided') return { client: source.client, kind: 'provided', owned: false, closed: false };
+        const { client, kind } = await createPulsarClient({
+          serviceUrl: source.serviceUrl,
+          ...(source.auth && { auth: source.auth }),
+          ...(source.clientOptions && { clientOptions: source.clientOptions }),
+        });
+        return { client, kind, owned: true, closed: false };
+      },
+    },
+    {
+      provide: BABEL_PULSAR_CLIENT,
+      inject: [BABEL_QUEUE_CLIENT_HANDLE],
+      useFactory: (handle: ClientHandle) => handle.client,
+    },
+    {
+      provide: BabelProducerPool,
+      inject: [BABEL_QUEUE_CLIENT_HANDLE],
+      useFactory: (handle: ClientHandle) => new BabelProducerPool(handle.client),
+    },
+    BabelQueueHooksHost,
+    {
+      provide: BabelPulsarServer,
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, BABEL_QUEUE_CLIENT_HANDLE, BabelProducerPool, BabelQueueHooksHost],
+      useFactory: (options: ResolvedModuleOptions, handle: ClientHandle, pool: BabelProducerPool, hooks: BabelQueueHooksHost) =>
+        new BabelPulsarServer({ ...options.server, client: handle.client, producers: pool, ...hooks.serverHooks() }),
+    },
+    {
+      provide: BabelPulsarClient,
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, BABEL_QUEUE_CLIENT_HANDLE, BabelProducerPool],
+      useFactory: (options: ResolvedModuleOptions, handle: ClientHandle, pool: BabelProducerPool) =>
+        new BabelPulsarClient({ client: handle.client, producers: pool, ...(options.topic !== undefined && { topic: options.topic }) }),
+    },
+    BabelQueueHealthIndicator,
+    BabelQueueLifecycle,
+  ];
+}
+
+/** What BabelQueueModule exports. */
+export const BABEL_QUEUE_EXPORTS = [
+  BABEL_PULSAR_CLIENT,
+  BabelPulsarClient,
+  BabelPulsarServer,
+  BabelProducerPool,
+  BabelQueueHealthIndicator,
+] as const;

@@ -1,0 +1,137 @@
+/**
+ * Builds a Pulsar client from a service URL: the scheme picks the implementation.
+ *
+ * - `pulsar://` and `pulsar+ssl://` → the native `pulsar-client` package (an optional peer dependency,
+ *   loaded with a dynamic import only when such a URL is used);
+ * - `http://`, `https://`, `ws://` and `wss://` → the built-in PulsarWebSocketClient.
+ */
+import { BabelQueueError } from '../envelope/index.js';
+import type { PulsarClientLike } from './client-types.js';
+import { PulsarWebSocketClient } from './websocket/index.js';
+
+export type PulsarClientKind = 'native' | 'websocket';
+
+export interface PulsarAuthOptions {
+  /** A JWT sent to the broker (native: AuthenticationToken; WebSocket: `Authorization: Bearer`). */
+  token: string;
+}
+
+export interface PulsarClientSettings {
+  serviceUrl: string;
+  auth?: PulsarAuthOptions;
+  /**
+   * Extra options for the client the scheme selects, merged under `serviceUrl` and the token: the native
+   * `ClientConfig` (e.g. `operationTimeoutSeconds`, `tlsTrustCertsFilePath`) or the WebSocket client's options
+   * (e.g. `operationTimeoutMs`, `reconnect`, `keepAliveIntervalMs`).
+   */
+  clientOptions?: Record<string, unknown>;
+}
+
+/**
+ * What this library uses of the `pulsar-client` module. The tests check it against the package's published types
+ * (scripts/check-native-types.mjs), with `Auth` = its AuthenticationToken class.
+ */
+export interface NativePulsarModule<Auth = unknown> {
+  Client: new (config: { serviceUrl: string; authentication?: Auth }) => PulsarClientLike;
+  AuthenticationToken: new (params: { token: string }) => Auth;
+}
+
+export interface CreateClientDependencies {
+  /** Loads the `pulsar-client` module; defaults to a dynamic import. */
+  loadNative?: () => Promise<unknown>;
+}
+
+export const NATIVE_PACKAGE = 'pulsar-client';
+
+const NATIVE_SCHEMES = ['pulsar:', 'pulsar+ssl:'];
+const WEBSOCKET_SCHEMES = ['http:', 'https:', 'ws:', 'wss:'];
+
+/** Which client a service URL needs; throws a BabelQueueError naming the allowed schemes. */
+export function clientKindFor(serviceUrl: unknown, optionName = 'serviceUrl'): PulsarClientKind {
+  if (typeof serviceUrl !== 'string' || serviceUrl.trim() === '') {
+    throw new BabelQueueError(`${optionName} must be a non-blank URL such as pulsar://localhost:6650 or http://localhost:8080`);
+  }
+  let protocol: string;
+  try {
+    protocol = new URL(serviceUrl.trim()).protocol.toLowerCase();
+  } catch {
+    throw new BabelQueueError(`${optionName} ${JSON.stringify(serviceUrl)} is not a URL (e.g. pulsar://localhost:6650 or http://localhost:8080)`);
+  }
+  if (NATIVE_SCHEMES.includes(protocol)) return 'native';
+  if (WEBSOCKET_SCHEMES.includes(protocol)) return 'websocket';
+  throw new BabelQueueError(
+    `${optionName} ${JSON.stringify(serviceUrl)} has an unsupported scheme ${JSON.stringify(protocol)}: use pulsar:// or pulsar+ssl:// ` +
+      `(native ${NATIVE_PACKAGE} client) or http://, https://, ws://, wss:// (built-in WebSocket client)`,
+  );
+}
+
+const dynamicImport = (specifier: string): Promise<unknown> => import(specifier);
+
+function isModuleNotFound(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  // Only the package itself missing: a module missing *inside* it means it is installed but broken.
+  return (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && /Cannot find (package|module) ['"]pulsar-client['"]/.test(message);
+}
+
+function nativeModuleOf(loaded: unknown): NativePulsarModule {
+  const candidates = [loaded, (loaded as { default?: unknown } | null)?.default];
+  for (const candidate of candidates) {
+    const mod = candidate as Partial<NativePulsarModule> | null | undefined;
+    if (mod && typeof mod.Client === 'function' && typeof mod.AuthenticationToken === 'function') return mod as NativePulsarModule;
+  }
+  throw new BabelQueueError(`the ${NATIVE_PACKAGE} module was loaded but exports no Client/AuthenticationToken classes`);
+}
+
+/** Loads `pulsar-client`, or fails with an error that says how to install it (or to use the WebSocket client). */
+export async function loadNativePulsar(load: () => Promise<unknown> = () => dynamicImport(NATIVE_PACKAGE)): Promise<NativePulsarModule> {
+  let loaded: unknown;
+  try {
+    loaded = await load();
+  } catch (error) {
+    if (isModuleNotFound(error)) {
+      throw new BabelQueueError(
+        `a pulsar:// or pulsar+ssl:// serviceUrl needs the native Pulsar client, but the package "${NATIVE_PACKAGE}" is not installed: ` +
+          `run "npm install ${NATIVE_PACKAGE}", or use an http(s):// or ws(s):// serviceUrl (the broker's web service port) ` +
+          'for the built-in WebSocket client',
+        { cause: error },
+      );
+    }
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new BabelQueueError(`the package "${NATIVE_PACKAGE}" is installed but could not be loaded (is its native binary built?): ${reason}`, {
+      cause: error,
+    });
+  }
+  return nativeModuleOf(loaded);
+}
+
+function checkAuth(auth: unknown): PulsarAuthOptions | undefined {
+  if (auth === undefined || auth === null) return undefined;
+  const token = (auth as { token?: unknown }).token;
+  if (typeof auth !== 'object' || typeof token !== 'string' || token.trim() === '') {
+    throw new BabelQueueError('auth must be { token: "<JWT>" } with a non-blank token');
+  }
+  return { token };
+}
+
+/** Creates the client the service URL's scheme calls for. */
+export async function createPulsarClient(
+  settings: PulsarClientSettings,
+  dependencies: CreateClientDependencies = {},
+): Promise<{ client: PulsarClientLike; kind: PulsarClientKind }> {
+  const kind = clientKindFor(settings?.serviceUrl);
+  const serviceUrl = settings.serviceUrl.trim();
+  const auth = checkAuth(settings.auth);
+  const extra = settings.clientOptions ?? {};
+  if (kind === 'websocket') {
+    const client = new PulsarWebSocketClient({ ...extra, serviceUrl, ...(auth && { token: auth.token }) });
+    return { client, kind };
+  }
+  const native = await loadNativePulsar(dependencies.loadNative);
+  const client = new native.Client({
+    ...extra,
+    serviceUrl,
+    ...(auth && { authentication: new native.AuthenticationToken({ token: auth.token }) }),
+  });
+  return { client, kind };
+}

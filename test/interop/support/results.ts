@@ -1,0 +1,153 @@
+// Records what each interop test proved into test-results/interop.json, which
+// scripts/interop/table.mjs renders as the README table (SDK × direction × feature).
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { PeerSdk } from './peers.js';
+
+export const FEATURES = {
+  envelope: 'Envelope arrives exactly: URN, data (non-ASCII, integers, 0.5, booleans, null, nested), trace_id, meta.id, meta.lang, attempts',
+  properties: 'bq-* properties projected by the producer and visible to the consumer',
+  routing: 'Consumer routes on bq-job (property and body job differ)',
+  delay: 'Delayed publish honoured on a Shared subscription (not before, arrives after)',
+  retry: 'Retried message shows the right attempt count on the other side',
+  'dead-letter': "Dead-letter record decodes with the other side's codec (accepted, dead_letter block intact)",
+  trace: 'One trace_id kept across three hops',
+} as const;
+export type FeatureId = keyof typeof FEATURES;
+
+/** to-peer: this library produces, the peer consumes. from-peer: the peer produces, this library consumes. */
+export type Direction = 'to-peer' | 'from-peer';
+
+export interface ProofEntry {
+  sdk: PeerSdk;
+  direction: Direction;
+  feature: FeatureId;
+  status: 'proven' | 'failed' | 'not-run';
+  /** What exactly the test checked, or why it failed / did not run. */
+  evidence: string;
+  /** Caveat that belongs in the table (e.g. how the peer had to do something its SDK has no API for). */
+  note?: string;
+  test: string;
+  at: string;
+}
+
+export interface SdkEntry {
+  setup: 'ok' | 'unavailable';
+  versions?: Record<string, string>;
+  reason?: string;
+  at: string;
+}
+
+export interface InteropResults {
+  schema: 1;
+  updatedAt: string;
+  broker: { serviceUrl: string; webUrl: string };
+  sdks: Partial<Record<PeerSdk, SdkEntry>>;
+  results: ProofEntry[];
+}
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+export const resultsFile = path.join(root, 'test-results', 'interop.json');
+
+const pending: ProofEntry[] = [];
+const pendingSdks: Partial<Record<PeerSdk, SdkEntry>> = {};
+
+export function recordProof(entry: Omit<ProofEntry, 'at'>): void {
+  pending.push({ ...entry, at: new Date().toISOString() });
+}
+
+export function recordSdk(sdk: PeerSdk, entry: Omit<SdkEntry, 'at'>): void {
+  pendingSdks[sdk] = { ...entry, at: new Date().toISOString() };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Merges this worker's entries into test-results/interop.json (under a lock: suites run in parallel). */
+export async function flushResults(): Promise<void> {
+  if (pending.length === 0 && Object.keys(pendingSdks).length === 0) return;
+  fs.mkdirSync(path.dirname(resultsFile), { recursive: true });
+  const lock = `${resultsFile}.lock`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      fs.mkdirSync(lock);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (Date.now() > deadline) fs.rmSync(lock, { recursive: true, force: true });
+      await sleep(50);
+    }
+  }
+  try {
+    let current: InteropResults = {
+      schema: 1,
+      updatedAt: '',
+      broker: { serviceUrl: '', webUrl: '' },
+      sdks: {},
+      results: [],
+    };
+    if (fs.existsSync(resultsFile)) {
+      try {
+        current = JSON.parse(fs.readFileSync(resultsFile, 'utf8')) as InteropResults;
+      } catch {
+        // a broken file is replaced
+      }
+    }
+    const key = (e: ProofEntry) => `${e.sdk}|${e.direction}|${e.feature}`;
+    const fresh = new Map(pending.map((e) => [key(e), e]));
+    current.results = [...current.results.filter((e) => !fresh.has(key(e))), ...fresh.values()];
+    current.sdks = { ...current.sdks, ...pendingSdks };
+    current.updatedAt = new Date().toISOString();
+    current.broker = {
+      serviceUrl: process.env.PULSAR_SERVICE_URL ?? 'pulsar://127.0.0.1:6650',
+      webUrl: process.env.PULSAR_WEB_URL ?? 'http://127.0.0.1:8080',
+    };
+    fs.writeFileSync(resultsFile, `${JSON.stringify(current, null, 2)}\n`);
+    pending.length = 0;
+  } finally {
+    fs.rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+export interface ProofMeta {
+  sdk: PeerSdk;
+  direction: Direction;
+  feature: FeatureId;
+  /** Further features the same test proves. */
+  also?: FeatureId[];
+  note?: string;
+}
+
+function entriesFor(meta: ProofMeta): Array<Omit<ProofEntry, 'status' | 'evidence' | 'test' | 'at'>> {
+  const { also = [], ...base } = meta;
+  return [base.feature, ...also].map((feature) => ({ ...base, feature }));
+}
+
+/**
+ * An `it` whose outcome is recorded: 'proven' with the evidence string the body returns, or
+ * 'failed' with the error.
+ */
+export function proof(meta: ProofMeta, name: string, body: () => Promise<string>, timeoutMs?: number): void {
+  it(
+    name,
+    async () => {
+      try {
+        const evidence = await body();
+        for (const entry of entriesFor(meta)) recordProof({ ...entry, status: 'proven', evidence, test: name });
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        const evidence = message.split('\n').slice(0, 6).join(' ').slice(0, 600);
+        for (const entry of entriesFor(meta)) recordProof({ ...entry, status: 'failed', evidence, test: name });
+        throw error;
+      }
+    },
+    timeoutMs,
+  );
+}
+
+/** A test that cannot run here: registered as skipped (visible in Jest's summary) and recorded as 'not-run'. */
+export function notRun(meta: ProofMeta, name: string, reason: string): void {
+  for (const entry of entriesFor(meta)) recordProof({ ...entry, status: 'not-run', evidence: reason, test: name });
+  it.skip(`${name} — NOT RUN: ${reason.split('\n')[0]}`, () => undefined);
+}
