@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Buffer } from 'node:buffer';
 import { BabelQueueError } from './errors.js';
-import { JsonCycleError, copyRawInfo, forgetRaw, parseJson, setOwn, stringifyObject, type ObjectShape } from './json.js';
+import { JsonCycleError, copyRawInfo, forgetRaw, nativeWriteIsExact, parseJson, setOwn, stringifyObject, type ObjectShape } from './json.js';
 import { BOM_ERROR, decodeUtf8 } from './utf8.js';
 import type { DecodeOptions, DecodeResult, Envelope, MakeOptions } from './types.js';
 
@@ -68,8 +68,24 @@ function make(urn: string, data?: Obj, options: MakeOptions = {}): Envelope {
   };
 }
 
+const ROOT_ORDER = ENVELOPE_SHAPE.first!;
+
+/** True when JSON.stringify writes the envelope exactly as the shaped writer would. */
+function nativeEncodeIsExact(envelope: Obj): boolean {
+  for (const key of FORBIDDEN_ROOT) if (Object.prototype.hasOwnProperty.call(envelope, key)) return false;
+  const meta = envelope.meta;
+  if (isObject(meta)) for (const key of FORBIDDEN_META) if (Object.prototype.hasOwnProperty.call(meta, key)) return false;
+  const keys = Object.keys(envelope);
+  let at = 0;
+  for (const key of ROOT_ORDER) {
+    if (Object.prototype.hasOwnProperty.call(envelope, key) && keys[at++] !== key) return false;
+  }
+  return nativeWriteIsExact(envelope);
+}
+
 function encode(envelope: Envelope | Obj): string {
   if (!isObject(envelope)) throw new BabelQueueError(`cannot encode ${describe(envelope)} as an envelope`);
+  if (nativeEncodeIsExact(envelope)) return JSON.stringify(envelope);
   try {
     return stringifyObject(envelope, ENVELOPE_SHAPE);
   } catch (error) {

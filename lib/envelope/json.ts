@@ -65,23 +65,21 @@ export type ParseResult = { ok: true; value: unknown } | { ok: false; error: str
 
 /**
  * The native JSON.parse (same grammar, same values, own "__proto__" keys) is exact unless the
- * text has a number String() would not reproduce, an array-index key, or deep nesting. This
- * scan finds every candidate; false positives (inside strings) only cost speed.
- * A number token follows ':', ',' or '[' (then whitespace) and needs checking only when it
- * starts "-0", has 16+ leading digits, a fraction or an exponent (group 1). A key follows '{'
- * or ','; array-index keys begin with a digit or an escaped one, \u003X (group 2).
+ * text has a number String() would not reproduce, an array-index key, or deep nesting.
+ *
+ * SUSPECT finds every such number and key; false positives (inside strings, say) only cost
+ * speed. A number token follows ':', ',' or '[' (then whitespace). String() reproduces every
+ * token with at most 15 significant digits (DBL_DIG) that has no exponent, no trailing zero in
+ * its fraction, is not "-0" and is not below 1e-6; the alternatives flag the rest: "-0", an
+ * exponent, a fraction ending in 0, 14+ digits in a row, "0.000000…". A key follows '{' or ',';
+ * an array-index key begins with a digit or an escaped one (\u003X).
  */
-const SUSPECT = /[:,[][ \t\n\r]*((?:-0|-?[0-9]{16}|-?[0-9]+[.eE])[0-9.eE+-]*)|[{,][ \t\n\r]*("(?:[0-9]|\\u003))/g;
-const LEADING_NUMBER = /^[ \t\n\r]*[-0-9]/;
+const SUSPECT =
+  /[:,[][ \t\n\r]*(?:-0(?![.0-9])|-?[0-9]+(?:\.[0-9]*)?[eE]|-?[0-9]+\.[0-9]*0(?![0-9])|-?[0-9][0-9.]{14}|-?0\.0{6})|[{,][ \t\n\r]*"(?:[0-9]|\\u003)/;
 
-function nativeIsExact(text: string): boolean {
-  if (LEADING_NUMBER.test(text) || !shallowEnough(text)) return false;
-  SUSPECT.lastIndex = 0;
-  for (let m = SUSPECT.exec(text); m !== null; m = SUSPECT.exec(text)) {
-    const token = m[1];
-    if (token === undefined || String(Number(token)) !== token) return false;
-  }
-  return true;
+/** True when JSON.parse(text) is exactly what the JS parser would build and record. */
+export function nativeParseIsExact(text: string): boolean {
+  return !SUSPECT.test(text) && shallowEnough(text);
 }
 
 /** True when no nesting in `text` can exceed MAX_DEPTH (there are at most that many '[' and '{'). */
@@ -98,7 +96,7 @@ function shallowEnough(text: string): boolean {
 
 /** Parses strict RFC 8259 JSON; never throws. */
 export function parseJson(text: string): ParseResult {
-  if (nativeIsExact(text)) {
+  if (nativeParseIsExact(text)) {
     try {
       return { ok: true, value: JSON.parse(text) as unknown };
     } catch {
@@ -400,11 +398,16 @@ function numberText(value: number, raw: string | undefined): string {
 
 /**
  * True when JSON.stringify would write `value` exactly as the JS writer does: no container in
- * it has recorded number text or key order, and there is no bigint. Deep or cyclic values
- * answer false and take the JS writer, which reports cycles clearly.
+ * it has recorded number text or key order, no bigint, no toJSON. Deep or cyclic values answer
+ * false and take the JS writer, which reports cycles clearly.
  */
+export function nativeWriteIsExact(value: object): boolean {
+  return nativeSafe(value, 0);
+}
+
 function nativeSafe(value: object, depth: number): boolean {
   if (depth > 64 || RAW_NUMBERS.has(value) || KEY_ORDER.has(value)) return false;
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return false; // its result is unknown here
   const items: unknown[] = Array.isArray(value) ? value : Object.values(value);
   for (let i = 0; i < items.length; i++) {
     const item = items[i];

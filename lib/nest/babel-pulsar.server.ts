@@ -139,6 +139,7 @@ export class BabelPulsarServer
         topic,
         subscription: this.settings.subscription,
         subscriptionType: this.settings.subscriptionType,
+        ...(this.options.subscriptionInitialPosition && { subscriptionInitialPosition: this.options.subscriptionInitialPosition }),
         ...(this.options.receiverQueueSize !== undefined && { receiverQueueSize: this.options.receiverQueueSize }),
         ...(this.options.nackRedeliverTimeoutMs !== undefined && { nAckRedeliverTimeoutMs: this.options.nackRedeliverTimeoutMs }),
       });

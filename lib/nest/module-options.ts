@@ -226,11 +226,11 @@ function resolveHooks(hooks: unknown): ResolvedHooks {
     throw new BabelQueueOptionsError(`options.hooks must be an object of functions (${HOOK_NAMES.join(', ')}) or an injectable class`);
   }
   for (const [key, value] of Object.entries(hooks)) {
-    if (!(HOOK_NAMES as readonly string[]).includes(key)) {
+    if ((HOOK_NAMES as readonly string[]).includes(key)) {
+      if (value !== undefined && typeof value !== 'function') throw new BabelQueueOptionsError(`options.hooks.${key} must be a function`);
+    } else if (typeof value === 'function' && /^on[A-Z]/.test(key)) {
+      // Other members (state, helpers) may ride along; an unknown on… function is a misspelt hook.
       throw new BabelQueueOptionsError(`options.hooks.${key} is not a hook; allowed: ${HOOK_NAMES.join(', ')}`);
-    }
-    if (value !== undefined && typeof value !== 'function') {
-      throw new BabelQueueOptionsError(`options.hooks.${key} must be a function`);
     }
   }
   return { kind: 'object', hooks: hooks as BabelQueueHooks };

@@ -6,7 +6,7 @@ import { BabelPulsarClient } from './babel-pulsar.client.js';
 import { BabelPulsarServer } from './babel-pulsar.server.js';
 import { BABEL_PULSAR_CLIENT } from './constants.js';
 import { BabelQueueHealthIndicator } from './health.indicator.js';
-import { resolveModuleOptions, type HookName, type ResolvedModuleOptions } from './module-options.js';
+import { HOOK_NAMES, resolveModuleOptions, type HookName, type ResolvedModuleOptions } from './module-options.js';
 import { BABEL_QUEUE_CLIENT_HANDLE, BABEL_QUEUE_RESOLVED_OPTIONS, type ClientHandle } from './module-tokens.js';
 import { BabelProducerPool } from './producer-pool.js';
 import type { BabelPulsarServerOptions } from './server-options.js';
@@ -33,7 +33,8 @@ export class BabelQueueHooksHost implements OnModuleInit {
     const hooks = this.options.hooks;
     const result: Record<string, unknown> = {};
     if (hooks.kind === 'object') {
-      for (const [name, fn] of Object.entries(hooks.hooks)) {
+      for (const name of HOOK_NAMES) {
+        const fn = hooks.hooks[name];
         if (typeof fn === 'function') result[name] = fn.bind(hooks.hooks);
       }
     } else if (hooks.kind === 'class') {

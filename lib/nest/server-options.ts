@@ -16,6 +16,8 @@ export interface BabelPulsarServerOptions extends BabelQueueHooks {
   subscription?: string;
   /** Default `Shared`. */
   subscriptionType?: SubscriptionType;
+  /** Where a new subscription starts: `Latest` (Pulsar's default) or `Earliest` (also the existing backlog). */
+  subscriptionInitialPosition?: 'Latest' | 'Earliest';
   /** Total deliveries per message, the first included. Default 3; 1 means no retry. */
   maxAttempts?: number;
   /**

@@ -11,12 +11,13 @@ import {
   Injectable,
   NestInterceptor,
   PipeTransform,
+  RpcExceptionFilter,
   UseFilters,
   UseGuards,
   UseInterceptors,
   UsePipes,
 } from '@nestjs/common';
-import { Ctx, Payload, RpcExceptionFilter } from '@nestjs/microservices';
+import { Payload } from '@nestjs/microservices';
 import { Observable, of, tap } from 'rxjs';
 import { BabelContext, BabelHandler, EnvelopeCodec, pulsarProperties } from '../../../lib/index.js';
 import type { PulsarWebSocketClient } from '../../../lib/pulsar/websocket/index.js';

@@ -101,7 +101,7 @@ describe('resolveModuleOptions', () => {
     ['a numeric deadLetter', { client, topic: 't', consumer: { deadLetter: 1 } }, /options\.consumer\.deadLetter must be true \(<topic>\.dlq\), false/],
     ['a blank subscription', { client, topic: 't', consumer: { subscription: ' ' } }, /options\.consumer\.subscription must be a non-blank string/],
     ['hooks that are not functions', { client, topic: 't', hooks: { onError: 'log' } }, /options\.hooks\.onError must be a function/],
-    ['an unknown hook', { client, topic: 't', hooks: { onSuccess: () => {} } }, /options\.hooks\.onSuccess is not a hook; allowed: onError, onUnknownUrn, onRoutingMismatch, onDeadLetter/],
+    ['a misspelt hook', { client, topic: 't', hooks: { onSuccess: () => {} } }, /options\.hooks\.onSuccess is not a hook; allowed: onError, onUnknownUrn, onRoutingMismatch, onDeadLetter/],
     ['a hooks class without hooks', { client, topic: 't', hooks: class Empty {} }, /hooks class Empty has none of the hook methods/],
     ['a logger without methods', { client, topic: 't', logger: {} }, /options\.logger must have log, warn and error methods/],
   ])('rejects %s', (_name, options, message) => {

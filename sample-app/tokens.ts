@@ -1,0 +1,1 @@
+export const SAMPLE_CONFIG = Symbol('SAMPLE_CONFIG');
