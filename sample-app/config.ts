@@ -8,11 +8,14 @@ export interface SampleConfig {
   httpPort: number;
 }
 
+const LOCAL_BROKER = 'http://127.0.0.1:8080';
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): SampleConfig {
-  const webUrl = env.PULSAR_WEB_URL ?? 'http://127.0.0.1:8080';
+  // http(s)/ws(s) URLs use the built-in WebSocket client; pulsar:// URLs need the native pulsar-client package.
+  const serviceUrl = env.PULSAR_SERVICE_URL ?? LOCAL_BROKER;
   return {
-    serviceUrl: env.PULSAR_SERVICE_URL?.startsWith('pulsar') ? env.PULSAR_SERVICE_URL : webUrl,
-    webUrl,
+    serviceUrl,
+    webUrl: env.PULSAR_WEB_URL ?? (/^https?:/.test(serviceUrl) ? serviceUrl : LOCAL_BROKER),
     topic: env.ORDERS_TOPIC ?? 'orders',
     httpPort: Number(env.PORT ?? 3000),
   };

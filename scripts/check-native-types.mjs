@@ -31,9 +31,13 @@ export function ensurePackage(version = VERSION) {
   const staging = fs.mkdtempSync(path.join(cacheDir, 'download-'));
   try {
     log(`fetching pulsar-client@${version} (tarball only; its install script is not run)`);
-    const pack = spawnSync('npm', ['pack', `pulsar-client@${version}`, '--pack-destination', staging, '--silent', '--ignore-scripts'], {
-      encoding: 'utf8',
-    });
+    const pack = spawnSync(
+      'npm',
+      ['pack', `pulsar-client@${version}`, '--pack-destination', staging, '--silent', '--ignore-scripts'],
+      {
+        encoding: 'utf8',
+      },
+    );
     if (pack.error || pack.status !== 0) {
       throw new Error(`npm pack pulsar-client@${version} failed: ${pack.error?.message ?? pack.stderr}`);
     }
@@ -123,7 +127,10 @@ export function checkNativeTypes(version = VERSION) {
       baseUrl: work,
       paths: { '*': [path.join(root, 'node_modules', '*'), path.join(root, 'node_modules', '@types', '*')] },
     });
-    fs.writeFileSync(path.join(work, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['check.ts'] }, null, 2));
+    fs.writeFileSync(
+      path.join(work, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions, files: ['check.ts'] }, null, 2),
+    );
     const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', work], {
       encoding: 'utf8',
       cwd: work,
@@ -138,7 +145,9 @@ export function checkNativeTypes(version = VERSION) {
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const result = checkNativeTypes();
   if (result.ok) {
-    log(`pulsar-client@${result.version} types satisfy PulsarClientLike, PulsarProducer, PulsarConsumer, PulsarMessage and the factory's module shape`);
+    log(
+      `pulsar-client@${result.version} types satisfy PulsarClientLike, PulsarProducer, PulsarConsumer, PulsarMessage and the factory's module shape`,
+    );
   } else {
     log(`pulsar-client@${result.version} types do NOT fit:\n${result.output}`);
     process.exitCode = 1;

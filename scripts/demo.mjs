@@ -1,63 +1,14 @@
 #!/usr/bin/env node
 // npm run demo: runs the sample app end to end against a local Pulsar broker and prints what happened to
 // each message. Exits 0 only when every outcome is the expected one.
-import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { brokerAnswers, brokerSettings, startBroker, stopBroker } from './lib/broker.mjs';
+import { buildSampleApp, freePort, root, startSampleApp } from './lib/sample-app.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const say = (message) => console.log(`[demo] ${message}`);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const began = Date.now();
-
-function build() {
-  say('building the library and the sample app');
-  for (const project of ['tsconfig.build.json', 'sample-app/tsconfig.json']) {
-    const result = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', project], { cwd: root, stdio: 'inherit' });
-    if (result.status !== 0) throw new Error(`tsc -p ${project} failed`);
-  }
-}
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-
-async function startApp(env) {
-  const child = spawn(process.execPath, [path.join(root, 'dist-sample/main.js')], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const output = [];
-  for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk) => output.push(String(chunk)));
-  // Nest's shutdown hooks close the app, then re-raise the signal: exit by SIGTERM is a clean stop.
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
-  const base = `http://127.0.0.1:${env.PORT}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the sample app exited:\n${output.join('')}`);
-    try {
-      if ((await fetch(`${base}/orders`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`the sample app did not start within 60 s:\n${output.join('')}`);
-    await sleep(200);
-  }
-  return {
-    base,
-    output,
-    async stop() {
-      child.kill('SIGTERM');
-      const code = await Promise.race([exited, sleep(20_000).then(() => 'timeout')]);
-      if (code === 'timeout') child.kill('SIGKILL');
-      return code;
-    },
-  };
-}
 
 async function post(base, route, body) {
   const response = await fetch(`${base}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -170,13 +121,14 @@ async function main() {
   let app = null;
   let client = null;
   try {
-    build();
+    say('building the library and the sample app');
+    buildSampleApp();
     const lib = await import(path.join(root, 'dist/index.js'));
     // A broker of our own gets the plain topic name; a shared one a unique name, so runs never mix.
     const topic = startedBroker ? 'orders' : `orders-demo-${randomUUID().slice(0, 8)}`;
     const port = await freePort();
     say(`starting the sample app on port ${port}, consuming ${topic}`);
-    app = await startApp({ PORT: String(port), ORDERS_TOPIC: topic, PULSAR_WEB_URL: webUrl });
+    app = await startSampleApp({ PORT: String(port), ORDERS_TOPIC: topic, PULSAR_SERVICE_URL: webUrl, PULSAR_WEB_URL: webUrl });
     client = new lib.PulsarWebSocketClient({ serviceUrl: webUrl });
     say('sending traffic: orders, a flaky payment, a poisoned message, an unknown URN, a delayed order, a future schema version');
     const cases = await sendTraffic(app, lib, client, topic);

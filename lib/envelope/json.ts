@@ -27,10 +27,12 @@ const KEY_ORDER = new WeakMap<Container, string[]>();
 
 /** Names that plain assignment could route to Object.prototype (setter, or a frozen intrinsic). */
 const PROTO_KEYS = new Set<string>(['__proto__', ...Object.getOwnPropertyNames(Object.prototype)]);
+/** Shorter keys skip the set lookup (all of them are 7+ characters: "valueOf"). */
+const MIN_PROTO_KEY = Math.min(...[...PROTO_KEYS].map((k) => k.length));
 
 /** Sets an own, enumerable data property, never touching a prototype. */
 export function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
-  if (PROTO_KEYS.has(key)) {
+  if (key.length >= MIN_PROTO_KEY && PROTO_KEYS.has(key)) {
     Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
   } else {
     target[key] = value;
@@ -346,25 +348,20 @@ export function stringifyObject(obj: Record<string, unknown>, shape: ObjectShape
   seen.add(obj);
   const raws = RAW_NUMBERS.get(obj);
   const { first, skip, children } = shape;
+  let keys = orderedKeys(obj);
+  if (first !== undefined || skip !== undefined) {
+    const lead = first === undefined ? [] : first.filter((k) => Object.prototype.hasOwnProperty.call(obj, k));
+    const rest = keys.filter((k) => !(first !== undefined && first.includes(k)) && !(skip !== undefined && skip.has(k)));
+    keys = lead.length === 0 ? rest : lead.concat(rest);
+  }
   let out = '{';
-  let sep = '';
-  const write = (key: string): void => {
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
     const value = obj[key];
     const child = children?.get(key);
-    const text =
-      child !== undefined && isPlainMember(value)
-        ? stringifyObject(value, child, seen)
-        : writeValue(value, raws, key, seen);
-    if (text === undefined) return;
-    out += sep + JSON.stringify(key) + ':' + text;
-    sep = ',';
-  };
-  if (first !== undefined) {
-    for (const key of first) if (Object.prototype.hasOwnProperty.call(obj, key)) write(key);
-  }
-  for (const key of orderedKeys(obj)) {
-    if ((first !== undefined && first.includes(key)) || (skip !== undefined && skip.has(key))) continue;
-    write(key);
+    const text = child !== undefined && isPlainMember(value) ? stringifyObject(value, child, seen) : writeValue(value, raws, key, seen);
+    if (text === undefined) continue;
+    out += (out.length === 1 ? '' : ',') + JSON.stringify(key) + ':' + text;
   }
   seen.delete(obj);
   return out + '}';
@@ -407,15 +404,19 @@ export function nativeWriteIsExact(value: object): boolean {
 
 function nativeSafe(value: object, depth: number): boolean {
   if (depth > 64 || RAW_NUMBERS.has(value) || KEY_ORDER.has(value)) return false;
-  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return false; // its result is unknown here
-  const items: unknown[] = Array.isArray(value) ? value : Object.values(value);
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i];
-    if (typeof item === 'object') {
-      if (item !== null && !nativeSafe(item, depth + 1)) return false;
-    } else if (typeof item === 'bigint') return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!nativeSafeItem(value[i], depth)) return false;
+    return true;
   }
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return false; // its result is unknown here
+  // for-in (fast, no allocation) also visits inherited enumerable keys: that only adds checks.
+  for (const key in value) if (!nativeSafeItem((value as Record<string, unknown>)[key], depth)) return false;
   return true;
+}
+
+function nativeSafeItem(item: unknown, depth: number): boolean {
+  if (typeof item === 'object') return item === null || nativeSafe(item, depth + 1);
+  return typeof item !== 'bigint';
 }
 
 function writeValue(value: unknown, raws: Map<Slot, string> | undefined, slot: Slot, seen: Set<object>): string | undefined {

@@ -98,7 +98,10 @@ const SEND_UNSUPPORTED =
  * (also as a `ClientsModule` `customClass`).
  */
 @Injectable()
-export class BabelPulsarClient extends ClientProxy<BabelClientEvents, BabelClientStatus> implements OnApplicationShutdown {
+export class BabelPulsarClient
+  extends ClientProxy<BabelClientEvents, BabelClientStatus>
+  implements OnApplicationShutdown
+{
   private readonly logger = new Logger(BabelPulsarClient.name);
   private readonly events = new EventEmitter();
   private readonly defaultTopic: string | undefined;
@@ -110,7 +113,8 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents, BabelClien
 
   constructor(private readonly options: BabelPulsarClientOptions) {
     super();
-    if (!options || typeof options !== 'object') throw new BabelQueueError('BabelPulsarClient needs options: { client, topic } or { serviceUrl, topic }');
+    if (!options || typeof options !== 'object')
+      throw new BabelQueueError('BabelPulsarClient needs options: { client, topic } or { serviceUrl, topic }');
     const { client, serviceUrl, topic } = options;
     if (client !== undefined && serviceUrl !== undefined) {
       throw new BabelQueueError('BabelPulsarClient takes either client or serviceUrl, not both');
@@ -118,8 +122,13 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents, BabelClien
     if (client === undefined && serviceUrl === undefined) {
       throw new BabelQueueError('BabelPulsarClient needs a client (a ready Pulsar client) or a serviceUrl');
     }
-    if (client !== undefined && (typeof client !== 'object' || client === null || typeof client.createProducer !== 'function')) {
-      throw new BabelQueueError('options.client must be a Pulsar client (pulsar-client Client or PulsarWebSocketClient)');
+    if (
+      client !== undefined &&
+      (typeof client !== 'object' || client === null || typeof client.createProducer !== 'function')
+    ) {
+      throw new BabelQueueError(
+        'options.client must be a Pulsar client (pulsar-client Client or PulsarWebSocketClient)',
+      );
     }
     if (topic !== undefined) this.defaultTopic = checkTopic(topic, 'options.topic');
     if (options.producers !== undefined && typeof options.producers?.producerFor !== 'function') {
@@ -198,7 +207,8 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents, BabelClien
 
   /** The Pulsar client (throws before connect() when it is created from serviceUrl). */
   unwrap<T = PulsarClientLike>(): T {
-    if (!this.client) throw new BabelQueueError('BabelPulsarClient is not connected yet: call connect() (or publish) first');
+    if (!this.client)
+      throw new BabelQueueError('BabelPulsarClient is not connected yet: call connect() (or publish) first');
     return this.client as T;
   }
 
@@ -235,13 +245,20 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents, BabelClien
       this.events.emit('error', failure);
       throw failure;
     }
+    this._status$.next('connected');
     return id;
   }
 
   /** Everything that can be checked before anything is sent. */
-  private prepare(urn: unknown, data: unknown, options: PublishOptions): { topic: string; message: PulsarProducerMessage; id: string } {
+  private prepare(
+    urn: unknown,
+    data: unknown,
+    options: PublishOptions,
+  ): { topic: string; message: PulsarProducerMessage; id: string } {
     if (typeof urn !== 'string' || urn.trim() === '') {
-      throw new BabelQueueError(`publish needs a non-blank URN (e.g. "urn:babel:orders:created"), got ${describe(urn)}`);
+      throw new BabelQueueError(
+        `publish needs a non-blank URN (e.g. "urn:babel:orders:created"), got ${describe(urn)}`,
+      );
     }
     if (!isData(data)) {
       throw new BabelQueueError(`publish data must be a plain object (use {} for no data), got ${describe(data)}`);
@@ -269,9 +286,12 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents, BabelClien
       payload = EnvelopeCodec.encodeToBuffer(envelope);
     } catch (error) {
       if (error instanceof BabelQueueError) throw error;
-      throw new BabelQueueError(`publish data cannot be encoded as JSON: ${error instanceof Error ? error.message : String(error)}`, {
-        cause: error,
-      });
+      throw new BabelQueueError(
+        `publish data cannot be encoded as JSON: ${error instanceof Error ? error.message : String(error)}`,
+        {
+          cause: error,
+        },
+      );
     }
     const properties: Record<string, string> = { ...headers, ...pulsarProperties(envelope) };
     const message: PulsarProducerMessage = { data: payload, properties };
@@ -312,7 +332,9 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents, BabelClien
 
   private assertOpen(): void {
     if (this.closing) {
-      throw new BabelQueueError('BabelPulsarClient is closed (the application is shutting down or close() was called): nothing was published');
+      throw new BabelQueueError(
+        'BabelPulsarClient is closed (the application is shutting down or close() was called): nothing was published',
+      );
     }
   }
 
@@ -326,7 +348,9 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents, BabelClien
 
 function checkTopic(topic: unknown, name: string): string {
   if (typeof topic !== 'string' || topic.trim() === '') {
-    throw new BabelQueueError(`${name} must be a non-blank topic name (e.g. "orders" or "persistent://public/default/orders"), got ${describe(topic)}`);
+    throw new BabelQueueError(
+      `${name} must be a non-blank topic name (e.g. "orders" or "persistent://public/default/orders"), got ${describe(topic)}`,
+    );
   }
   try {
     parseTopic(topic.trim());
@@ -354,7 +378,9 @@ function checkHeaders(headers: unknown): Record<string, string> {
   for (const [key, value] of Object.entries(headers as Record<string, unknown>)) {
     if (value === undefined || value === null) continue;
     if (typeof value !== 'string') {
-      throw new BabelQueueError(`header ${JSON.stringify(key)} must be a string (Pulsar properties are strings), got ${describe(value)}`);
+      throw new BabelQueueError(
+        `header ${JSON.stringify(key)} must be a string (Pulsar properties are strings), got ${describe(value)}`,
+      );
     }
     // bq-delay mirrors the native delay (D8), so only the delay option sets it.
     if (isBlankProperty(key) || isBlankProperty(value) || key === BQ.delay) continue;

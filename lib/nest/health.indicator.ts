@@ -62,7 +62,8 @@ export class BabelQueueHealthIndicator implements OnApplicationShutdown {
     if (!clientConnected) problems.push('the Pulsar client is closed or disconnected');
 
     const producers = this.pool.describe();
-    for (const producer of producers) if (!producer.connected) problems.push(`producer for ${producer.topic} is not connected`);
+    for (const producer of producers)
+      if (!producer.connected) problems.push(`producer for ${producer.topic} is not connected`);
 
     const status = this.serverStatus;
     if (status !== 'not-listening' && status !== 'connected') problems.push(`the consumers are ${status}`);

@@ -6,12 +6,21 @@ export { BabelPulsarServer } from './babel-pulsar.server.js';
 export type { BabelServerEvents, BabelServerStatus } from './babel-pulsar.server.js';
 export type { BabelPulsarServerOptions, ProducerSource } from './server-options.js';
 export { BabelPulsarClient } from './babel-pulsar.client.js';
-export type { BabelClientEvents, BabelClientStatus, BabelPulsarClientOptions, PublishOptions } from './babel-pulsar.client.js';
+export type {
+  BabelClientEvents,
+  BabelClientStatus,
+  BabelPulsarClientOptions,
+  PublishOptions,
+} from './babel-pulsar.client.js';
 export { BabelProducerPool } from './producer-pool.js';
 export type { PooledProducerState } from './producer-pool.js';
 export { BabelQueueModule } from './babel-queue.module.js';
 export { BABEL_QUEUE_OPTIONS } from './module-definition.js';
-export type { BabelQueueModuleAsyncOptions, BabelQueueModuleExtras, BabelQueueModuleRootOptions } from './module-definition.js';
+export type {
+  BabelQueueModuleAsyncOptions,
+  BabelQueueModuleExtras,
+  BabelQueueModuleRootOptions,
+} from './module-definition.js';
 export { BabelQueueOptionsError } from './module-options.js';
 export type {
   BabelQueueConsumerOptions,

@@ -138,12 +138,16 @@ function checkKeys(value: Record<string, unknown>, allowed: readonly string[], w
 
 function checkTopicName(topic: unknown, name: string): string {
   if (typeof topic !== 'string' || topic.trim() === '') {
-    throw new BabelQueueOptionsError(`${name} must be a non-blank topic name such as "orders" or "persistent://public/default/orders"`);
+    throw new BabelQueueOptionsError(
+      `${name} must be a non-blank topic name such as "orders" or "persistent://public/default/orders"`,
+    );
   }
   try {
     parseTopic(topic.trim());
   } catch (error) {
-    throw new BabelQueueOptionsError(`${name}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new BabelQueueOptionsError(`${name}: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
   return topic.trim();
 }
@@ -166,10 +170,14 @@ function resolveSource(options: BabelQueueModuleOptions): ClientSource {
   }
   if (client !== undefined) {
     if (!isClient(client)) {
-      throw new BabelQueueOptionsError('options.client must be a Pulsar client (a pulsar-client Client or a PulsarWebSocketClient)');
+      throw new BabelQueueOptionsError(
+        'options.client must be a Pulsar client (a pulsar-client Client or a PulsarWebSocketClient)',
+      );
     }
     if (auth !== undefined || clientOptions !== undefined) {
-      throw new BabelQueueOptionsError('options.auth and options.clientOptions apply to a client created from serviceUrl; configure your own client yourself');
+      throw new BabelQueueOptionsError(
+        'options.auth and options.clientOptions apply to a client created from serviceUrl; configure your own client yourself',
+      );
     }
     return { kind: 'provided', client };
   }
@@ -203,7 +211,11 @@ function resolveSource(options: BabelQueueModuleOptions): ClientSource {
 
 function hookMethods(type: Type<BabelQueueHooks>): HookName[] {
   const found = new Set<HookName>();
-  for (let proto = type.prototype as object | null; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+  for (
+    let proto = type.prototype as object | null;
+    proto && proto !== Object.prototype;
+    proto = Object.getPrototypeOf(proto)
+  ) {
     for (const name of HOOK_NAMES) {
       const descriptor = Object.getOwnPropertyDescriptor(proto, name);
       if (descriptor && typeof descriptor.value === 'function') found.add(name);
@@ -218,16 +230,21 @@ function resolveHooks(hooks: unknown): ResolvedHooks {
     const type = hooks as Type<BabelQueueHooks>;
     const methods = hookMethods(type);
     if (methods.length === 0) {
-      throw new BabelQueueOptionsError(`options.hooks class ${type.name || '(anonymous)'} has none of the hook methods ${HOOK_NAMES.join(', ')}`);
+      throw new BabelQueueOptionsError(
+        `options.hooks class ${type.name || '(anonymous)'} has none of the hook methods ${HOOK_NAMES.join(', ')}`,
+      );
     }
     return { kind: 'class', type, methods };
   }
   if (!isObject(hooks)) {
-    throw new BabelQueueOptionsError(`options.hooks must be an object of functions (${HOOK_NAMES.join(', ')}) or an injectable class`);
+    throw new BabelQueueOptionsError(
+      `options.hooks must be an object of functions (${HOOK_NAMES.join(', ')}) or an injectable class`,
+    );
   }
   for (const [key, value] of Object.entries(hooks)) {
     if ((HOOK_NAMES as readonly string[]).includes(key)) {
-      if (value !== undefined && typeof value !== 'function') throw new BabelQueueOptionsError(`options.hooks.${key} must be a function`);
+      if (value !== undefined && typeof value !== 'function')
+        throw new BabelQueueOptionsError(`options.hooks.${key} must be a function`);
     } else if (typeof value === 'function' && /^on[A-Z]/.test(key)) {
       // Other members (state, helpers) may ride along; an unknown on… function is a misspelt hook.
       throw new BabelQueueOptionsError(`options.hooks.${key} is not a hook; allowed: ${HOOK_NAMES.join(', ')}`);
@@ -239,7 +256,9 @@ function resolveHooks(hooks: unknown): ResolvedHooks {
 /** Validates the module options at start-up; every error names the option and what is allowed. */
 export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
   if (!isObject(input)) {
-    throw new BabelQueueOptionsError('BabelQueueModule.forRoot() needs an options object (for forRootAsync, the factory must return one)');
+    throw new BabelQueueOptionsError(
+      'BabelQueueModule.forRoot() needs an options object (for forRootAsync, the factory must return one)',
+    );
   }
   const options = input as BabelQueueModuleOptions;
   checkKeys(options as Record<string, unknown>, MODULE_KEYS, 'options');
@@ -263,17 +282,26 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     topics = list.map((name, index) => checkTopicName(name, `options.consumer.topics[${index}]`));
   }
   if (consumer.retry !== undefined && consumer.retry !== 'republish' && consumer.retry !== 'nack') {
-    throw new BabelQueueOptionsError(`options.consumer.retry must be 'republish' or 'nack', got ${JSON.stringify(consumer.retry) ?? String(consumer.retry)}`);
+    throw new BabelQueueOptionsError(
+      `options.consumer.retry must be 'republish' or 'nack', got ${JSON.stringify(consumer.retry) ?? String(consumer.retry)}`,
+    );
   }
   if (consumer.deadLetter !== undefined && typeof consumer.deadLetter !== 'boolean') {
     if (typeof consumer.deadLetter !== 'string') {
-      throw new BabelQueueOptionsError('options.consumer.deadLetter must be true (<topic>.dlq), false (no dead-lettering) or a topic name');
+      throw new BabelQueueOptionsError(
+        'options.consumer.deadLetter must be true (<topic>.dlq), false (no dead-lettering) or a topic name',
+      );
     }
     checkTopicName(consumer.deadLetter, 'options.consumer.deadLetter');
   }
   if (options.logger !== undefined) {
     const logger = options.logger as Partial<ConsumerLogger> | null;
-    if (!logger || typeof logger.log !== 'function' || typeof logger.warn !== 'function' || typeof logger.error !== 'function') {
+    if (
+      !logger ||
+      typeof logger.log !== 'function' ||
+      typeof logger.warn !== 'function' ||
+      typeof logger.error !== 'function'
+    ) {
       throw new BabelQueueOptionsError('options.logger must have log, warn and error methods (a Nest Logger works)');
     }
   }
@@ -295,7 +323,9 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     consumer.receiverQueueSize !== undefined &&
     (!Number.isInteger(consumer.receiverQueueSize) || (consumer.receiverQueueSize as number) < 0)
   ) {
-    throw new BabelQueueOptionsError(`options.consumer.receiverQueueSize must be an integer >= 0, got ${String(consumer.receiverQueueSize)}`);
+    throw new BabelQueueOptionsError(
+      `options.consumer.receiverQueueSize must be an integer >= 0, got ${String(consumer.receiverQueueSize)}`,
+    );
   }
   try {
     // The server's own checks (types, ranges, nack vs subscription type), run now rather than at first use.

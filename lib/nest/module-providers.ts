@@ -1,4 +1,11 @@
-import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit, type Provider } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+  type Provider,
+} from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { BabelQueueHooks } from '../consumer/index.js';
 import { createPulsarClient } from '../pulsar/client-factory.js';
@@ -145,14 +152,22 @@ export function babelQueueProviders(optionsToken: symbol | string): Provider[] {
     {
       provide: BabelPulsarServer,
       inject: [BABEL_QUEUE_RESOLVED_OPTIONS, BABEL_QUEUE_CLIENT_HANDLE, BabelProducerPool, BabelQueueHooksHost],
-      useFactory: (options: ResolvedModuleOptions, handle: ClientHandle, pool: BabelProducerPool, hooks: BabelQueueHooksHost) =>
-        new BabelPulsarServer({ ...options.server, client: handle.client, producers: pool, ...hooks.serverHooks() }),
+      useFactory: (
+        options: ResolvedModuleOptions,
+        handle: ClientHandle,
+        pool: BabelProducerPool,
+        hooks: BabelQueueHooksHost,
+      ) => new BabelPulsarServer({ ...options.server, client: handle.client, producers: pool, ...hooks.serverHooks() }),
     },
     {
       provide: BabelPulsarClient,
       inject: [BABEL_QUEUE_RESOLVED_OPTIONS, BABEL_QUEUE_CLIENT_HANDLE, BabelProducerPool],
       useFactory: (options: ResolvedModuleOptions, handle: ClientHandle, pool: BabelProducerPool) =>
-        new BabelPulsarClient({ client: handle.client, producers: pool, ...(options.topic !== undefined && { topic: options.topic }) }),
+        new BabelPulsarClient({
+          client: handle.client,
+          producers: pool,
+          ...(options.topic !== undefined && { topic: options.topic }),
+        }),
     },
     BabelQueueHealthIndicator,
     BabelQueueLifecycle,

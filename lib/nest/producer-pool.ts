@@ -38,7 +38,9 @@ export class BabelProducerPool implements ProducerSource {
 
   producerFor(topic: string): Promise<PulsarProducer> {
     if (this.closing) {
-      return Promise.reject(new BabelQueueError(`the producer pool is closed: no producer for ${JSON.stringify(topic)} after shutdown`));
+      return Promise.reject(
+        new BabelQueueError(`the producer pool is closed: no producer for ${JSON.stringify(topic)} after shutdown`),
+      );
     }
     const key = topicKey(topic);
     let pending = this.producers.get(key);
@@ -48,7 +50,9 @@ export class BabelProducerPool implements ProducerSource {
           if (this.closing) {
             // Created while the pool was closing: close it rather than leak it.
             void producer.close().catch(() => undefined);
-            throw new BabelQueueError(`the producer pool closed while the producer for ${JSON.stringify(topic)} was being created`);
+            throw new BabelQueueError(
+              `the producer pool closed while the producer for ${JSON.stringify(topic)} was being created`,
+            );
           }
           this.ready.set(key, producer);
           return producer;

@@ -49,13 +49,17 @@ const WEBSOCKET_SCHEMES = ['http:', 'https:', 'ws:', 'wss:'];
 /** Which client a service URL needs; throws a BabelQueueError naming the allowed schemes. */
 export function clientKindFor(serviceUrl: unknown, optionName = 'serviceUrl'): PulsarClientKind {
   if (typeof serviceUrl !== 'string' || serviceUrl.trim() === '') {
-    throw new BabelQueueError(`${optionName} must be a non-blank URL such as pulsar://localhost:6650 or http://localhost:8080`);
+    throw new BabelQueueError(
+      `${optionName} must be a non-blank URL such as pulsar://localhost:6650 or http://localhost:8080`,
+    );
   }
   let protocol: string;
   try {
     protocol = new URL(serviceUrl.trim()).protocol.toLowerCase();
   } catch {
-    throw new BabelQueueError(`${optionName} ${JSON.stringify(serviceUrl)} is not a URL (e.g. pulsar://localhost:6650 or http://localhost:8080)`);
+    throw new BabelQueueError(
+      `${optionName} ${JSON.stringify(serviceUrl)} is not a URL (e.g. pulsar://localhost:6650 or http://localhost:8080)`,
+    );
   }
   if (NATIVE_SCHEMES.includes(protocol)) return 'native';
   if (WEBSOCKET_SCHEMES.includes(protocol)) return 'websocket';
@@ -71,20 +75,28 @@ function isModuleNotFound(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   const message = error instanceof Error ? error.message : String(error);
   // Only the package itself missing: a module missing *inside* it means it is installed but broken.
-  return (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && /Cannot find (package|module) ['"]pulsar-client['"]/.test(message);
+  return (
+    (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') &&
+    /Cannot find (package|module) ['"]pulsar-client['"]/.test(message)
+  );
 }
 
 function nativeModuleOf(loaded: unknown): NativePulsarModule {
   const candidates = [loaded, (loaded as { default?: unknown } | null)?.default];
   for (const candidate of candidates) {
     const mod = candidate as Partial<NativePulsarModule> | null | undefined;
-    if (mod && typeof mod.Client === 'function' && typeof mod.AuthenticationToken === 'function') return mod as NativePulsarModule;
+    if (mod && typeof mod.Client === 'function' && typeof mod.AuthenticationToken === 'function')
+      return mod as NativePulsarModule;
   }
-  throw new BabelQueueError(`the ${NATIVE_PACKAGE} module was loaded but exports no Client/AuthenticationToken classes`);
+  throw new BabelQueueError(
+    `the ${NATIVE_PACKAGE} module was loaded but exports no Client/AuthenticationToken classes`,
+  );
 }
 
 /** Loads `pulsar-client`, or fails with an error that says how to install it (or to use the WebSocket client). */
-export async function loadNativePulsar(load: () => Promise<unknown> = () => dynamicImport(NATIVE_PACKAGE)): Promise<NativePulsarModule> {
+export async function loadNativePulsar(
+  load: () => Promise<unknown> = () => dynamicImport(NATIVE_PACKAGE),
+): Promise<NativePulsarModule> {
   let loaded: unknown;
   try {
     loaded = await load();
@@ -98,9 +110,12 @@ export async function loadNativePulsar(load: () => Promise<unknown> = () => dyna
       );
     }
     const reason = error instanceof Error ? error.message : String(error);
-    throw new BabelQueueError(`the package "${NATIVE_PACKAGE}" is installed but could not be loaded (is its native binary built?): ${reason}`, {
-      cause: error,
-    });
+    throw new BabelQueueError(
+      `the package "${NATIVE_PACKAGE}" is installed but could not be loaded (is its native binary built?): ${reason}`,
+      {
+        cause: error,
+      },
+    );
   }
   return nativeModuleOf(loaded);
 }

@@ -63,7 +63,10 @@ describe('BabelQueueHealthIndicator (live broker behind a TCP proxy)', () => {
 
       const up = health.isHealthy('pulsar');
       expect(up.pulsar.status).toBe('up');
-      expect(up.pulsar.consumers).toMatchObject({ status: 'connected', topics: [{ topic, active: expect.any(Number) }] });
+      expect(up.pulsar.consumers).toMatchObject({
+        status: 'connected',
+        topics: [{ topic, active: expect.any(Number) }],
+      });
       expect(up.pulsar.producers.total).toBeGreaterThanOrEqual(2); // the topic (publish + retry) and <topic>.dlq
       expect(up.pulsar.producers.connected).toBe(up.pulsar.producers.total);
       expect(up.pulsar.problems).toEqual([]);
@@ -77,7 +80,10 @@ describe('BabelQueueHealthIndicator (live broker behind a TCP proxy)', () => {
       });
       expect(down.pulsar.producers.connected).toBeLessThan(down.pulsar.producers.total);
       expect(down.pulsar.problems).toEqual(
-        expect.arrayContaining([expect.stringMatching(/^producer for .* is not connected$/), 'the consumers are reconnecting']),
+        expect.arrayContaining([
+          expect.stringMatching(/^producer for .* is not connected$/),
+          'the consumers are reconnecting',
+        ]),
       );
       expect(health.check().healthy).toBe(false);
 

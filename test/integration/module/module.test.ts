@@ -22,7 +22,17 @@ import {
   type Envelope,
 } from '../../../lib/index.js';
 import { rootModule, startMicroservice } from './support/apps.js';
-import { envelopeOf, expectNothing, quietLogger, rawClient, rawSubscribe, receiveOne, uniqueTopic, waitFor, webUrl } from './support/helpers.js';
+import {
+  envelopeOf,
+  expectNothing,
+  quietLogger,
+  rawClient,
+  rawSubscribe,
+  receiveOne,
+  uniqueTopic,
+  waitFor,
+  webUrl,
+} from './support/helpers.js';
 
 jest.setTimeout(60_000);
 
@@ -90,7 +100,12 @@ class ConfigService {
 
 function configModule(values: Record<string, string>) {
   @Module({
-    providers: [{ provide: ConfigService, useFactory: () => Object.entries(values).reduce((c, [k, v]) => c.set(k, v), new ConfigService()) }],
+    providers: [
+      {
+        provide: ConfigService,
+        useFactory: () => Object.entries(values).reduce((c, [k, v]) => c.set(k, v), new ConfigService()),
+      },
+    ],
     exports: [ConfigService],
   })
   class ConfigModule {}
@@ -166,7 +181,11 @@ describe('BabelQueueModule (live broker)', () => {
     class BabelConfig implements BabelQueueOptionsFactory {
       constructor(@Inject(ConfigService) private readonly config: ConfigService) {}
       createBabelQueueOptions(): BabelQueueModuleOptions {
-        return { serviceUrl: this.config.getOrThrow('PULSAR_URL'), topic: this.config.getOrThrow('ORDERS_TOPIC'), logger: quietLogger };
+        return {
+          serviceUrl: this.config.getOrThrow('PULSAR_URL'),
+          topic: this.config.getOrThrow('ORDERS_TOPIC'),
+          logger: quietLogger,
+        };
       }
     }
 
@@ -196,7 +215,10 @@ describe('BabelQueueModule (live broker)', () => {
     class FeatureModule {}
 
     const moduleRef = await Test.createTestingModule({
-      imports: [BabelQueueModule.forRoot({ serviceUrl: webUrl(), topic, isGlobal: true, logger: quietLogger }), FeatureModule],
+      imports: [
+        BabelQueueModule.forRoot({ serviceUrl: webUrl(), topic, isGlobal: true, logger: quietLogger }),
+        FeatureModule,
+      ],
     }).compile();
     expect(moduleRef.get(Publisher).client).toBe(moduleRef.get(BabelPulsarClient));
     await moduleRef.close();
@@ -208,7 +230,13 @@ describe('BabelQueueModule (live broker)', () => {
     const root = rootModule({
       imports: [
         JournalModule,
-        BabelQueueModule.forRoot({ serviceUrl: webUrl(), topic, hooks: AuditHooks, consumer: { maxAttempts: 1 }, logger: quietLogger }),
+        BabelQueueModule.forRoot({
+          serviceUrl: webUrl(),
+          topic,
+          hooks: AuditHooks,
+          consumer: { maxAttempts: 1 },
+          logger: quietLogger,
+        }),
       ],
       controllers: [OrdersController],
       providers: [AuditHooks],
@@ -224,17 +252,27 @@ describe('BabelQueueModule (live broker)', () => {
 
     const id = await publisher.publish(FAILING, { n: 1 });
     await waitFor('onDeadLetter', () => journal.deadLetters.length > 0);
-    expect(journal.deadLetters[0]).toMatchObject({ reason: 'failed', topic: `persistent://public/default/${topic}.dlq` });
+    expect(journal.deadLetters[0]).toMatchObject({
+      reason: 'failed',
+      topic: `persistent://public/default/${topic}.dlq`,
+    });
     // Dead-lettering is on by default in the module (D11): the record is on <topic>.dlq.
     const record = envelopeOf(await receiveOne(dlq));
-    expect(record).toMatchObject({ job: FAILING, meta: { id }, dead_letter: { reason: 'failed', error: 'always fails' } });
+    expect(record).toMatchObject({
+      job: FAILING,
+      meta: { id },
+      dead_letter: { reason: 'failed', error: 'always fails' },
+    });
     await dlq.close();
   });
 
   it('hooks as a DI class not registered anywhere: the module creates it with dependencies from global modules', async () => {
     const topic = uniqueTopic('hooks-created');
     const root = rootModule({
-      imports: [JournalModule, BabelQueueModule.forRoot({ serviceUrl: webUrl(), topic, hooks: AuditHooks, logger: quietLogger })],
+      imports: [
+        JournalModule,
+        BabelQueueModule.forRoot({ serviceUrl: webUrl(), topic, hooks: AuditHooks, logger: quietLogger }),
+      ],
       controllers: [OrdersController],
     });
     ({ app } = await startMicroservice(root));
@@ -252,7 +290,9 @@ describe('BabelQueueModule (live broker)', () => {
         seen.push(`${this.prefix}${envelope.job}`);
       },
     };
-    const root = rootModule({ imports: [BabelQueueModule.forRoot({ serviceUrl: webUrl(), topic, hooks, logger: quietLogger })] });
+    const root = rootModule({
+      imports: [BabelQueueModule.forRoot({ serviceUrl: webUrl(), topic, hooks, logger: quietLogger })],
+    });
     ({ app } = await startMicroservice(root));
     await app.get(BabelPulsarClient).publish('urn:babel:x', {});
     await waitFor('onUnknownUrn', () => seen.length > 0);
@@ -263,7 +303,15 @@ describe('BabelQueueModule (live broker)', () => {
     const topic = uniqueTopic('nodlq');
     const dlq = await rawSubscribe(raw, `${topic}.dlq`);
     const root = rootModule({
-      imports: [JournalModule, BabelQueueModule.forRoot({ serviceUrl: webUrl(), topic, consumer: { maxAttempts: 1, deadLetter: false }, logger: quietLogger })],
+      imports: [
+        JournalModule,
+        BabelQueueModule.forRoot({
+          serviceUrl: webUrl(),
+          topic,
+          consumer: { maxAttempts: 1, deadLetter: false },
+          logger: quietLogger,
+        }),
+      ],
       controllers: [OrdersController],
     });
     const started = await startMicroservice(root);
@@ -275,20 +323,43 @@ describe('BabelQueueModule (live broker)', () => {
     await dlq.close();
   });
 
+  it('a testing module can run the microservice with moduleRef.createNestMicroservice({ strategy })', async () => {
+    const topic = uniqueTopic('testing');
+    const moduleRef = await Test.createTestingModule({
+      imports: [JournalModule, BabelQueueModule.forRoot({ serviceUrl: webUrl(), topic, logger: quietLogger })],
+      controllers: [OrdersController],
+    }).compile();
+    app = moduleRef.createNestMicroservice({ strategy: moduleRef.get(BabelPulsarServer), logger: false });
+    await app.listen();
+    await moduleRef.get(BabelPulsarClient).publish(CREATED, { via: 'testing' });
+    const journal = moduleRef.get(Journal);
+    await waitFor('the handler', () => journal.handled.find((h) => (h.data as { via?: string }).via === 'testing'));
+  });
+
   it('validates options at start-up with errors naming the option (forRoot and forRootAsync)', async () => {
     await expect(
-      Test.createTestingModule({ imports: [BabelQueueModule.forRoot({ serviceUrl: 'amqp://localhost', topic: 'orders' })] }).compile(),
-    ).rejects.toThrow(/Invalid BabelQueueModule options: options\.serviceUrl "amqp:\/\/localhost" has an unsupported scheme/);
+      Test.createTestingModule({
+        imports: [BabelQueueModule.forRoot({ serviceUrl: 'amqp://localhost', topic: 'orders' })],
+      }).compile(),
+    ).rejects.toThrow(
+      /Invalid BabelQueueModule options: options\.serviceUrl "amqp:\/\/localhost" has an unsupported scheme/,
+    );
     await expect(
       Test.createTestingModule({
-        imports: [BabelQueueModule.forRootAsync({ useFactory: () => ({ serviceUrl: webUrl(), topic: 'orders', consumer: { maxAttempts: 0 } }) })],
+        imports: [
+          BabelQueueModule.forRootAsync({
+            useFactory: () => ({ serviceUrl: webUrl(), topic: 'orders', consumer: { maxAttempts: 0 } }),
+          }),
+        ],
       }).compile(),
     ).rejects.toBeInstanceOf(BabelQueueOptionsError);
   });
 
   it('a pulsar:// serviceUrl without the pulsar-client package fails at start-up, naming the package', async () => {
     await expect(
-      Test.createTestingModule({ imports: [BabelQueueModule.forRoot({ serviceUrl: 'pulsar://127.0.0.1:6650', topic: 'orders' })] }).compile(),
+      Test.createTestingModule({
+        imports: [BabelQueueModule.forRoot({ serviceUrl: 'pulsar://127.0.0.1:6650', topic: 'orders' })],
+      }).compile(),
     ).rejects.toThrow(/"pulsar-client" is not installed: run "npm install pulsar-client"/);
   });
 

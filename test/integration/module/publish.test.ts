@@ -1,10 +1,21 @@
 // BabelPulsarClient on its own against the real broker; every message checked by an independent raw consumer.
 import 'reflect-metadata';
 import { jest } from '@jest/globals';
+import { Inject, Injectable } from '@nestjs/common';
+import { ClientProxy, ClientsModule } from '@nestjs/microservices';
+import { Test } from '@nestjs/testing';
 import { lastValueFrom } from 'rxjs';
 import { BabelPulsarClient, BabelQueueError, PulsarWebSocketClient } from '../../../lib/index.js';
 import type { PulsarConsumer } from '../../../lib/pulsar/client-types.js';
-import { envelopeOf, expectNothing, rawClient, rawSubscribe, receiveOne, uniqueTopic, webUrl } from './support/helpers.js';
+import {
+  envelopeOf,
+  expectNothing,
+  rawClient,
+  rawSubscribe,
+  receiveOne,
+  uniqueTopic,
+  webUrl,
+} from './support/helpers.js';
 
 jest.setTimeout(60_000);
 
@@ -57,7 +68,13 @@ describe('BabelPulsarClient (live broker)', () => {
       'bq-attempts': '0',
     });
     // The payload is exactly the canonical encoding.
-    expect(Object.keys(JSON.parse(message.getData().toString()))).toEqual(['job', 'trace_id', 'data', 'meta', 'attempts']);
+    expect(Object.keys(JSON.parse(message.getData().toString()))).toEqual([
+      'job',
+      'trace_id',
+      'data',
+      'meta',
+      'attempts',
+    ]);
   });
 
   it('holds a delayed message back until now + delay, with bq-delay (D8)', async () => {
@@ -80,10 +97,19 @@ describe('BabelPulsarClient (live broker)', () => {
   });
 
   it('carries headers as properties: bq-* win, blank keys and values are dropped', async () => {
-    await client.publish(URN, {}, {
-      traceId: 'trace-real',
-      headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', 'bq-trace-id': 'forged', ' ': 'x', empty: '' },
-    });
+    await client.publish(
+      URN,
+      {},
+      {
+        traceId: 'trace-real',
+        headers: {
+          traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+          'bq-trace-id': 'forged',
+          ' ': 'x',
+          empty: '',
+        },
+      },
+    );
     const properties = (await receiveOne(observer)).getProperties();
     expect(properties.traceparent).toBe('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01');
     expect(properties['bq-trace-id']).toBe('trace-real');
@@ -103,7 +129,9 @@ describe('BabelPulsarClient (live broker)', () => {
   });
 
   it('send() fails at once with an error naming emit and publish', async () => {
-    await expect(lastValueFrom(client.send(URN, {}))).rejects.toThrow(/does not support send\(\).*Use emit\(urn, data\) or publish/);
+    await expect(lastValueFrom(client.send(URN, {}))).rejects.toThrow(
+      /does not support send\(\).*Use emit\(urn, data\) or publish/,
+    );
     await expectNothing(observer, 500);
   });
 
@@ -152,5 +180,26 @@ describe('BabelPulsarClient (live broker)', () => {
     } finally {
       await otherObserver.close();
     }
+  });
+
+  it("works as a ClientsModule customClass (Nest's standard client registration)", async () => {
+    @Injectable()
+    class Notifier {
+      constructor(@Inject('ORDERS') readonly client: ClientProxy) {}
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ClientsModule.register([
+          { name: 'ORDERS', customClass: BabelPulsarClient, options: { serviceUrl: webUrl(), topic } },
+        ]),
+      ],
+      providers: [Notifier],
+    }).compile();
+    const proxy = moduleRef.get(Notifier).client;
+    expect(proxy).toBeInstanceOf(BabelPulsarClient);
+    const id = await lastValueFrom(proxy.emit(URN, { via: 'ClientsModule' }));
+    expect(envelopeOf(await receiveOne(observer))).toMatchObject({ data: { via: 'ClientsModule' }, meta: { id } });
+    await moduleRef.close(); // ClientsModule closes the client on shutdown
+    expect((proxy as BabelPulsarClient).closed).toBe(true);
   });
 });

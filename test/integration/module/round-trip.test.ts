@@ -20,7 +20,11 @@ class OrdersController {
   @Post()
   @HttpCode(202)
   async place(@Body() order: { id: number; total: number }, @Headers('x-trace-id') traceId?: string) {
-    const messageId = await this.babel.publish(ORDER_PLACED, { order_id: order.id, total: order.total }, traceId ? { traceId } : {});
+    const messageId = await this.babel.publish(
+      ORDER_PLACED,
+      { order_id: order.id, total: order.total },
+      traceId ? { traceId } : {},
+    );
     return { messageId };
   }
 }
@@ -31,7 +35,13 @@ class OrdersModule {}
 // --- the shipping side: consumes in another module ---
 @Injectable()
 class ShippingLog {
-  readonly received: Array<{ data: unknown; envelope: Envelope; properties: Record<string, string>; topic: string; attempts: number }> = [];
+  readonly received: Array<{
+    data: unknown;
+    envelope: Envelope;
+    properties: Record<string, string>;
+    topic: string;
+    attempts: number;
+  }> = [];
 }
 
 @Controller()
@@ -57,7 +67,11 @@ describe('round trip through the public API (live broker)', () => {
   it('HTTP → BabelPulsarClient.publish → Pulsar → @BabelHandler in another module', async () => {
     const topic = uniqueTopic('roundtrip');
     const root = rootModule({
-      imports: [BabelQueueModule.forRoot({ serviceUrl: webUrl(), topic, isGlobal: true, logger: quietLogger }), OrdersModule, ShippingModule],
+      imports: [
+        BabelQueueModule.forRoot({ serviceUrl: webUrl(), topic, isGlobal: true, logger: quietLogger }),
+        OrdersModule,
+        ShippingModule,
+      ],
     });
     const { app, url } = await startHybrid(root);
     try {
@@ -78,7 +92,11 @@ describe('round trip through the public API (live broker)', () => {
         attempts: 0,
         meta: { id: messageId, queue: topic, lang: 'node', schema_version: 1 },
       });
-      expect(received!.properties).toMatchObject({ 'bq-trace-id': 'trace-from-the-edge', 'bq-job': ORDER_PLACED, 'bq-message-id': messageId });
+      expect(received!.properties).toMatchObject({
+        'bq-trace-id': 'trace-from-the-edge',
+        'bq-job': ORDER_PLACED,
+        'bq-message-id': messageId,
+      });
       expect(received!.topic).toBe(topic);
       expect(received!.attempts).toBe(0);
     } finally {

@@ -100,6 +100,10 @@ function controllerFor(urn: string, onCall: (data: Record<string, unknown>, ctx:
 const bqProperties = (properties: Record<string, string>) =>
   Object.fromEntries(Object.entries(properties).filter(([key]) => key.startsWith('bq-')).sort(([a], [b]) => a.localeCompare(b)));
 
+/** "text: str, int: int, half: float, …" for the table. */
+const typeSummary = (types: any) =>
+  ['text', 'int', 'maxSafe', 'half', 'yes', 'nothing'].map((key) => `${key} ${types?.[key]}`).join(', ') + ', nested objects/arrays kept';
+
 const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
 
 export function defineInteropSuite(profile: PeerProfile): void {
@@ -174,7 +178,7 @@ export function defineInteropSuite(profile: PeerProfile): void {
       expect(JSON.parse(record!.rawBody!)).toEqual(record!.envelope);
       return (
         `${peer.sdk} ${record!.sdkVersion} handler for ${URN_ENV} received job, trace_id, meta.id, meta.queue, meta.lang "node", ` +
-        `schema_version 1, attempts 0 and data exactly, decoded as ${JSON.stringify(record!.dataTypes)}; ` +
+        `schema_version 1, attempts 0 and data exactly (decoded as ${typeSummary(record!.dataTypes)}); ` +
         `it saw the six bq-* properties with bq-source-lang "node" and bq-attempts "0"`
       );
     });
@@ -405,7 +409,7 @@ export function defineInteropSuite(profile: PeerProfile): void {
       });
       expect(record!.attempts).toBe(2);
       expect(record!.properties).toMatchObject({ 'bq-job': URN_DLQ, 'bq-attempts': '2', 'bq-dead-letter-reason': 'failed' });
-      return `our record on ${'<topic>'}.dlq (maxAttempts 2) → the ${peer.sdk} codec accepts it; its handler got job, trace_id, data, meta unchanged, attempts 2 and dead_letter {reason failed, error, exception "Error", failed_at, original_queue, attempts 2, lang "node"} intact`;
+      return `our record on <topic>.dlq (maxAttempts 2) → the ${peer.sdk} codec accepts it; its handler got job, trace_id, data, meta unchanged, attempts 2 and dead_letter {reason failed, error, exception "Error", failed_at, original_queue, attempts 2, lang "node"} intact`;
     });
 
     scenario('from-peer', 'dead-letter', 'the SDK dead-letters after max_attempts → our server reads <topic>.dlq and handles the record', async (peer) => {
@@ -473,7 +477,7 @@ export function defineInteropSuite(profile: PeerProfile): void {
       expect(record!.envelope.meta.id).toBe(onward[0]);
       expect(new Set([produced!.id, onward[0]]).size).toBe(2);
       expect(record!.envelope.data).toEqual({ hop: 2 });
-      return `${peer.sdk} minted trace ${traceId.slice(0, 8)}… (UUID v4) → our handler (getTraceId()) → BabelPulsarClient.publish({ traceId }) → ${peer.sdk}: same trace_id and bq-trace-id on every hop, a new meta.id per hop`;
+      return `${peer.sdk} minted the trace id (UUID v4) → our handler (getTraceId()) → BabelPulsarClient.publish({ traceId }) → ${peer.sdk}: same trace_id and bq-trace-id on every hop, a new meta.id per hop`;
     });
 
     scenario('to-peer', 'trace', 'we start a trace → the SDK publishes onward with it → our handler: one trace_id', async (peer) => {
@@ -499,7 +503,7 @@ export function defineInteropSuite(profile: PeerProfile): void {
       expect(seen[0]!.envelope.meta.lang).toBe(profile.lang);
       expect(seen[0]!.envelope.meta.id).toBe(record!.forwarded!.id);
       expect(seen[0]!.envelope.meta.id).not.toBe(id);
-      return `we minted trace ${traceId.slice(0, 8)}… → the ${peer.sdk} handler published onward with the trace id it decoded → our handler: same trace_id and bq-trace-id, meta.lang "${profile.lang}", a new meta.id`;
+      return `we minted the trace id (UUID v4) → the ${peer.sdk} handler published onward with the trace id it decoded → our handler: same trace_id and bq-trace-id, meta.lang "${profile.lang}", a new meta.id`;
     });
 
     // ---------------------------------------------------------------- registration
@@ -507,6 +511,11 @@ export function defineInteropSuite(profile: PeerProfile): void {
     if (!setup.ok) {
       const unavailable = setup.code === 'SDK_UNAVAILABLE';
       if (unavailable && !required) {
+        process.stderr.write(
+          `\n[interop] ${name} SDK NOT TESTED: ${setup.reason}\n` +
+            `[interop] its ${cases.length} scenarios are registered as skipped and recorded as not run in test-results/interop.json; ` +
+            `set BQ_INTEROP_REQUIRE=${sdk} to fail instead.\n\n`,
+        );
         recordSdk(sdk, { setup: 'unavailable', reason: setup.reason });
         for (const c of cases) {
           for (const feature of c.features) notRun({ sdk, direction: c.direction, feature }, c.title, setup.reason);

@@ -59,6 +59,15 @@ describe('EnvelopeCodec.make', () => {
     expect(env.data.nested).toBe(data.nested);
   });
 
+  it('copies an own "__proto__" key of data as plain data, leaving prototypes alone', () => {
+    const data = JSON.parse('{"__proto__":{"polluted":true},"constructor":1}') as Record<string, unknown>;
+    const env = EnvelopeCodec.make('urn:a', data);
+    expect(Object.getPrototypeOf(env.data)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(env.data, '__proto__')?.value).toEqual({ polluted: true });
+    expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
+    expect(EnvelopeCodec.encode(env)).toContain('"data":{"__proto__":{"polluted":true},"constructor":1}');
+  });
+
   it('treats absent data as {}', () => {
     expect(EnvelopeCodec.make('urn:a').data).toEqual({});
   });

@@ -18,7 +18,12 @@ describe('BabelPulsarClient.publish', () => {
     const id = await client.publish(URN, { order_id: 7 });
     const [sent] = fake.producers[0]!.sent;
     const { envelope } = EnvelopeCodec.decode(sent!.data);
-    expect(envelope).toMatchObject({ job: URN, data: { order_id: 7 }, attempts: 0, meta: { id, queue: 'orders', lang: 'node', schema_version: 1 } });
+    expect(envelope).toMatchObject({
+      job: URN,
+      data: { order_id: 7 },
+      attempts: 0,
+      meta: { id, queue: 'orders', lang: 'node', schema_version: 1 },
+    });
     expect(sent!.properties).toEqual({
       'bq-job': URN,
       'bq-trace-id': envelope.trace_id,
@@ -37,7 +42,10 @@ describe('BabelPulsarClient.publish', () => {
     const producer = fake.producers[0]!;
     expect(producer.getTopic()).toBe('tenant/ns/invoices');
     const [sent] = producer.sent;
-    expect(EnvelopeCodec.decode(sent!.data).envelope).toMatchObject({ trace_id: 'trace-1', meta: { queue: 'invoices' } });
+    expect(EnvelopeCodec.decode(sent!.data).envelope).toMatchObject({
+      trace_id: 'trace-1',
+      meta: { queue: 'invoices' },
+    });
     expect(sent!.properties!['bq-trace-id']).toBe('trace-1');
     expect(sent!.partitionKey).toBe('customer-9');
   });
@@ -64,22 +72,31 @@ describe('BabelPulsarClient.publish', () => {
 
   it('carries headers: blanks dropped, bq-* properties win', async () => {
     const { fake, client } = setup();
-    await client.publish(URN, {}, {
-      traceId: 'real-trace',
-      headers: {
-        traceparent: '00-abc-def-01',
-        'bq-trace-id': 'forged',
-        'bq-job': 'urn:forged',
-        'bq-replay-bypass': 'true',
-        '': 'blank key',
-        ' \t': 'whitespace key',
-        empty: '',
-        spaces: ' \n ',
-        missing: undefined,
+    await client.publish(
+      URN,
+      {},
+      {
+        traceId: 'real-trace',
+        headers: {
+          traceparent: '00-abc-def-01',
+          'bq-trace-id': 'forged',
+          'bq-job': 'urn:forged',
+          'bq-replay-bypass': 'true',
+          '': 'blank key',
+          ' \t': 'whitespace key',
+          empty: '',
+          spaces: ' \n ',
+          missing: undefined,
+        },
       },
-    });
+    );
     const properties = fake.producers[0]!.sent[0]!.properties!;
-    expect(properties).toMatchObject({ traceparent: '00-abc-def-01', 'bq-trace-id': 'real-trace', 'bq-job': URN, 'bq-replay-bypass': 'true' });
+    expect(properties).toMatchObject({
+      traceparent: '00-abc-def-01',
+      'bq-trace-id': 'real-trace',
+      'bq-job': URN,
+      'bq-replay-bypass': 'true',
+    });
     for (const dropped of ['', ' \t', 'empty', 'spaces', 'missing']) expect(properties).not.toHaveProperty([dropped]);
   });
 
@@ -101,11 +118,14 @@ describe('BabelPulsarClient.publish', () => {
     ['a non-string header', () => [URN, {}, { headers: { n: 1 } }]],
     ['a non-string trace id', () => [URN, {}, { traceId: 5 }]],
     ['a non-string key', () => [URN, {}, { key: 5 }]],
-    ['a bigint-free cycle', () => {
-      const data: Record<string, unknown> = {};
-      data.self = data;
-      return [URN, data];
-    }],
+    [
+      'a bigint-free cycle',
+      () => {
+        const data: Record<string, unknown> = {};
+        data.self = data;
+        return [URN, data];
+      },
+    ],
   ])('rejects %s with a BabelQueueError before sending', async (_name, args) => {
     const { fake, client } = setup();
     const publish = client.publish.bind(client) as (...a: unknown[]) => Promise<string>;
@@ -252,7 +272,9 @@ describe('BabelPulsarClient.close', () => {
   it('validates its options', () => {
     const fake = new FakeClient();
     expect(() => new BabelPulsarClient({})).toThrow(/client .* or a serviceUrl/);
-    expect(() => new BabelPulsarClient({ client: fake, serviceUrl: 'http://x' })).toThrow(/either client or serviceUrl/);
+    expect(() => new BabelPulsarClient({ client: fake, serviceUrl: 'http://x' })).toThrow(
+      /either client or serviceUrl/,
+    );
     expect(() => new BabelPulsarClient({ client: {} as never })).toThrow(/options.client must be a Pulsar client/);
     expect(() => new BabelPulsarClient({ client: fake, topic: ' ' })).toThrow(/options.topic/);
   });

@@ -37,7 +37,9 @@ describe('clientKindFor', () => {
   });
 
   it('names the allowed schemes for anything else', () => {
-    expect(() => clientKindFor('kafka://x')).toThrow(/unsupported scheme "kafka:": use pulsar:\/\/ or pulsar\+ssl:\/\/ .* http:\/\/, https:\/\/, ws:\/\/, wss:\/\//);
+    expect(() => clientKindFor('kafka://x')).toThrow(
+      /unsupported scheme "kafka:": use pulsar:\/\/ or pulsar\+ssl:\/\/ .* http:\/\/, https:\/\/, ws:\/\/, wss:\/\//,
+    );
   });
 });
 
@@ -71,16 +73,25 @@ describe('createPulsarClient', () => {
   it('fails with an error naming pulsar-client when the package is not installed (the real import)', async () => {
     const failure = createPulsarClient({ serviceUrl: 'pulsar://localhost:6650' });
     await expect(failure).rejects.toBeInstanceOf(BabelQueueError);
-    await expect(failure).rejects.toThrow(/the package "pulsar-client" is not installed: run "npm install pulsar-client", or use an http\(s\):\/\/ or ws\(s\):\/\/ serviceUrl/);
+    await expect(failure).rejects.toThrow(
+      /the package "pulsar-client" is not installed: run "npm install pulsar-client", or use an http\(s\):\/\/ or ws\(s\):\/\/ serviceUrl/,
+    );
   });
 
   it('tells an installed-but-broken pulsar-client apart from a missing one', async () => {
-    const broken = Object.assign(new Error("Cannot find module '/x/node_modules/pulsar-client/build/Release/pulsar.node'"), { code: 'MODULE_NOT_FOUND' });
-    await expect(loadNativePulsar(async () => Promise.reject(broken))).rejects.toThrow(/is installed but could not be loaded/);
+    const broken = Object.assign(
+      new Error("Cannot find module '/x/node_modules/pulsar-client/build/Release/pulsar.node'"),
+      { code: 'MODULE_NOT_FOUND' },
+    );
+    await expect(loadNativePulsar(async () => Promise.reject(broken))).rejects.toThrow(
+      /is installed but could not be loaded/,
+    );
     await expect(loadNativePulsar(async () => ({ nothing: true }))).rejects.toThrow(/exports no Client/);
   });
 
   it('rejects a blank token', async () => {
-    await expect(createPulsarClient({ serviceUrl: 'http://x', auth: { token: '' } })).rejects.toThrow(/non-blank token/);
+    await expect(createPulsarClient({ serviceUrl: 'http://x', auth: { token: '' } })).rejects.toThrow(
+      /non-blank token/,
+    );
   });
 });

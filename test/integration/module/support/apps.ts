@@ -19,7 +19,9 @@ export function rootModule({ imports, controllers = [], providers = [] }: AppPar
 }
 
 /** A standalone microservice whose strategy is the module's BabelPulsarServer (resolved from DI). */
-export async function startMicroservice(root: Type): Promise<{ app: INestMicroservice; server: BabelPulsarServer; settled: SettledEvent[] }> {
+export async function startMicroservice(
+  root: Type,
+): Promise<{ app: INestMicroservice; server: BabelPulsarServer; settled: SettledEvent[] }> {
   const app = await NestFactory.createMicroservice<AsyncMicroserviceOptions>(root, {
     inject: [BabelPulsarServer],
     useFactory: (server: BabelPulsarServer) => ({ strategy: server }),
@@ -34,7 +36,9 @@ export async function startMicroservice(root: Type): Promise<{ app: INestMicrose
 }
 
 /** A hybrid application: HTTP (express, on a free port) plus the module's BabelPulsarServer. */
-export async function startHybrid(root: Type): Promise<{ app: INestApplication; server: BabelPulsarServer; settled: SettledEvent[]; url: string }> {
+export async function startHybrid(
+  root: Type,
+): Promise<{ app: INestApplication; server: BabelPulsarServer; settled: SettledEvent[]; url: string }> {
   const app = await NestFactory.create(root, { logger: false, abortOnError: false });
   const server = app.get(BabelPulsarServer);
   const settled: SettledEvent[] = [];

@@ -15,8 +15,11 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 export const rawClient = (serviceUrl = webUrl()): PulsarWebSocketClient => new PulsarWebSocketClient({ serviceUrl });
 
 /** Subscribes a Shared subscription (before anything is published, so it sees every message). */
-export const rawSubscribe = (client: PulsarWebSocketClient, topic: string, subscription = 'observer'): Promise<PulsarConsumer> =>
-  client.subscribe({ topic, subscription, subscriptionType: 'Shared' });
+export const rawSubscribe = (
+  client: PulsarWebSocketClient,
+  topic: string,
+  subscription = 'observer',
+): Promise<PulsarConsumer> => client.subscribe({ topic, subscription, subscriptionType: 'Shared' });
 
 /** The next message, acknowledged, or an error after `timeoutMs`. */
 export async function receiveOne(consumer: PulsarConsumer, timeoutMs = 15_000): Promise<PulsarMessage> {
@@ -43,7 +46,11 @@ export function envelopeOf(message: PulsarMessage): Envelope {
 }
 
 /** Polls until `check` returns a truthy value, or fails after `timeoutMs` naming `what`. */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 20_000): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  what: string,
+  check: () => T | Promise<T>,
+  timeoutMs = 20_000,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+// Renders test-results/interop.json (written by the interop Jest suite) as Markdown for the README:
+// a matrix SDK × direction × feature, then what each cell's test checked.
+//
+//   node scripts/interop/table.mjs [results.json] [--matrix-only]
+import fs from 'node:fs';
+import path from 'node:path';
+import { repoRoot } from './common.mjs';
+
+const FEATURES = [
+  ['envelope', 'Envelope fields arrive exactly (URN; data with non-ASCII text, integers, 0.5, booleans, null, nesting; trace_id; meta.id; meta.lang; attempts)'],
+  ['properties', 'bq-* properties written by the producer, visible to the consumer'],
+  ['routing', 'Consumer routes on bq-job when it differs from the body job'],
+  ['delay', 'Delayed publish honoured (Shared subscription: not before the delay, arrives after)'],
+  ['retry', 'A retried message shows the right attempt count on the other side'],
+  ['dead-letter', "A dead-letter record decodes with the other side's codec (accepted, dead_letter block intact)"],
+  ['trace', 'One trace_id kept across three hops'],
+];
+const SDKS = [
+  ['python', 'Python'],
+  ['go', 'Go'],
+];
+const DIRECTIONS = ['to-peer', 'from-peer'];
+const ICON = { proven: '✅ proven', failed: '❌ failed', 'not-run': '⚪ not run' };
+
+const args = process.argv.slice(2);
+const matrixOnly = args.includes('--matrix-only');
+const file = args.find((a) => !a.startsWith('--')) ?? path.join(repoRoot, 'test-results', 'interop.json');
+if (!fs.existsSync(file)) {
+  console.error(`${file} does not exist: run npm run test:interop first`);
+  process.exit(1);
+}
+const data = JSON.parse(fs.readFileSync(file, 'utf8'));
+const results = data.results ?? [];
+const find = (sdk, direction, feature) => results.find((r) => r.sdk === sdk && r.direction === direction && r.feature === feature);
+const sdksPresent = SDKS.filter(([sdk]) => results.some((r) => r.sdk === sdk) || data.sdks?.[sdk]);
+const directionLabel = (name, direction) => (direction === 'to-peer' ? `Node → ${name}` : `${name} → Node`);
+const cell = (text) => String(text).replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+const notes = [];
+const noteRef = (text) => {
+  let index = notes.indexOf(text);
+  if (index === -1) index = notes.push(text) - 1;
+  return `[^${index + 1}]`;
+};
+
+const lines = [];
+const versions = sdksPresent.map(([sdk, name]) => {
+  const entry = data.sdks?.[sdk];
+  if (!entry) return `${name}: no results`;
+  if (entry.setup !== 'ok') return `${name}: **not tested** — ${entry.reason?.split('\n')[0]}`;
+  const pins = Object.entries(entry.versions ?? {})
+    .map(([module, version]) => `${module} ${version}`)
+    .join(', ');
+  return `${name}: ${pins}`;
+});
+lines.push(`Interop proven against a real Apache Pulsar broker (run ${String(data.updatedAt).slice(0, 10)}; this library over the WebSocket API, the peers over the binary protocol).`);
+lines.push('');
+for (const v of versions) lines.push(`- ${v}`);
+lines.push('');
+
+const header = ['Feature', ...sdksPresent.flatMap(([, name]) => DIRECTIONS.map((d) => directionLabel(name, d)))];
+lines.push(`| ${header.join(' | ')} |`);
+lines.push(`|${header.map(() => '---').join('|')}|`);
+for (const [feature, title] of FEATURES) {
+  const row = [title];
+  for (const [sdk] of sdksPresent) {
+    for (const direction of DIRECTIONS) {
+      const entry = find(sdk, direction, feature);
+      if (!entry) {
+        row.push('—');
+        continue;
+      }
+      let text = ICON[entry.status] ?? entry.status;
+      if (entry.status === 'not-run') text += ` ${noteRef(entry.evidence.split('\n')[0])}`;
+      if (entry.note) text += ` ${noteRef(entry.note)}`;
+      row.push(text);
+    }
+  }
+  lines.push(`| ${row.map(cell).join(' | ')} |`);
+}
+lines.push('');
+lines.push('"Node → X": this library publishes (BabelPulsarClient, or our server\'s retry / dead-letter writes) and the X SDK consumes; "X → Node": the X SDK publishes and our Nest microservice (BabelPulsarServer, @BabelHandler) consumes. For the trace row the message makes three hops, starting on the side named first.');
+lines.push('');
+for (const [i, text] of notes.entries()) lines.push(`[^${i + 1}]: ${cell(text)}`);
+
+if (!matrixOnly) {
+  lines.push('');
+  lines.push('<details><summary>What each test checked</summary>');
+  lines.push('');
+  lines.push('| SDK | Direction | Feature | Result | Checked |');
+  lines.push('|---|---|---|---|---|');
+  for (const [sdk, name] of sdksPresent) {
+    for (const [feature] of FEATURES) {
+      for (const direction of DIRECTIONS) {
+        const entry = find(sdk, direction, feature);
+        if (!entry) continue;
+        lines.push(`| ${name} | ${directionLabel(name, direction)} | ${feature} | ${ICON[entry.status] ?? entry.status} | ${cell(entry.evidence)} |`);
+      }
+    }
+  }
+  lines.push('');
+  lines.push('</details>');
+}
+process.stdout.write(`${lines.join('\n')}\n`);

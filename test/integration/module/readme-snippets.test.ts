@@ -1,0 +1,106 @@
+// Runs the README snippets (test/integration/module/readme-snippets/*.ts) against the real broker, so every
+// example in the README compiles and works as shown.
+import 'reflect-metadata';
+import { jest } from '@jest/globals';
+import { ConsoleLogger, Logger, type INestApplication, type INestMicroservice } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { AsyncMicroserviceOptions } from '@nestjs/microservices';
+import { BabelPulsarServer } from '../../../lib/index.js';
+import { rawClient, rawSubscribe, receiveOne, uniqueTopic, waitFor, webUrl, envelopeOf } from './support/helpers.js';
+
+jest.setTimeout(90_000);
+
+type Snippets = {
+  main: typeof import('./readme-snippets/main.js');
+  controller: typeof import('./readme-snippets/orders.controller.js');
+  service: typeof import('./readme-snippets/orders.service.js');
+  asyncModule: typeof import('./readme-snippets/app-async.module.js');
+};
+
+describe('README snippets (live broker)', () => {
+  const topic = uniqueTopic('readme');
+  const raw = rawClient();
+  let snippets: Snippets;
+  let app: INestApplication | INestMicroservice | undefined;
+
+  beforeAll(async () => {
+    // The snippets read their settings from the environment when their modules load.
+    process.env.PULSAR_URL = webUrl();
+    process.env.ORDERS_TOPIC = topic;
+    process.env.PORT = '0';
+    Logger.overrideLogger(false);
+    snippets = {
+      main: await import('./readme-snippets/main.js'),
+      controller: await import('./readme-snippets/orders.controller.js'),
+      service: await import('./readme-snippets/orders.service.js'),
+      asyncModule: await import('./readme-snippets/app-async.module.js'),
+    };
+  });
+
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+
+  afterAll(async () => {
+    await raw.close();
+    Logger.overrideLogger(new ConsoleLogger());
+    for (const key of ['PULSAR_URL', 'ORDERS_TOPIC', 'PORT']) delete process.env[key];
+  });
+
+  it('forRoot + standalone microservice: publishing and consuming as shown', async () => {
+    const observer = await rawSubscribe(raw, topic);
+    app = await snippets.main.bootstrapMicroservice();
+    const orders = app.get(snippets.service.OrdersService);
+    const invoices = app.get(snippets.controller.InvoicesService);
+
+    const id = await orders.placeOrder({ id: 1, total: 25 }, 'trace-from-readme');
+    await waitFor('the invoice', () => invoices.invoiced.get(1) === 25);
+    const message = await receiveOne(observer);
+    expect(envelopeOf(message)).toMatchObject({ trace_id: 'trace-from-readme', meta: { id, queue: topic } });
+    expect(message.getProperties()).toMatchObject({ 'x-tenant': 'acme' });
+    expect(message.getPartitionKey()).toBe('order-1');
+
+    await orders.cancel(1);
+    await waitFor('the cancellation', () => !invoices.invoiced.has(1));
+    expect(envelopeOf(await receiveOne(observer)).job).toBe('urn:babel:orders:cancelled');
+
+    const reminder = await orders.remindUnpaid(1);
+    expect(reminder).toEqual(expect.any(String));
+    await observer.close();
+  });
+
+  it('forRoot + hybrid application', async () => {
+    const hybrid = await snippets.main.bootstrapHybrid();
+    app = hybrid;
+    expect(await hybrid.getUrl()).toMatch(/^http:\/\//);
+    await hybrid.get(snippets.service.OrdersService).placeOrder({ id: 2, total: 40 });
+    const invoices = hybrid.get(snippets.controller.InvoicesService);
+    await waitFor('the invoice', () => invoices.invoiced.get(2) === 40);
+  });
+
+  it('forRootAsync with a config service; a failing message reaches the DI hooks class after maxAttempts', async () => {
+    process.env.ORDERS_MAX_ATTEMPTS = '2';
+    try {
+      const { AppModule, AlertsService } = snippets.asyncModule;
+      app = await NestFactory.createMicroservice<AsyncMicroserviceOptions>(AppModule, {
+        inject: [BabelPulsarServer],
+        useFactory: (server: BabelPulsarServer) => ({ strategy: server }),
+      });
+      await app.listen();
+      const dlq = await rawSubscribe(raw, `${topic}.dlq`);
+      const id = await app.get(snippets.service.OrdersService).placeOrder({ id: 3, total: -1 });
+      const alerts = app.get(AlertsService);
+      await waitFor('the dead-letter alert', () => alerts.sent.length > 0);
+      expect(alerts.sent).toEqual(['a message was dead-lettered (failed)']);
+      expect(envelopeOf(await receiveOne(dlq))).toMatchObject({
+        meta: { id },
+        attempts: 2,
+        dead_letter: { reason: 'failed', error: 'order 3 has a negative total' },
+      });
+      await dlq.close();
+    } finally {
+      delete process.env.ORDERS_MAX_ATTEMPTS;
+    }
+  });
+});
