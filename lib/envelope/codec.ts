@@ -1,7 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { Buffer } from 'node:buffer';
 import { BabelQueueError } from './errors.js';
-import { JsonCycleError, copyRawInfo, forgetRaw, nativeWriteIsExact, parseJson, setOwn, stringifyObject, type ObjectShape } from './json.js';
+import {
+  JsonCycleError,
+  copyRawInfo,
+  forgetRaw,
+  nativeWriteIsExact,
+  parseJson,
+  setOwn,
+  stringifyObject,
+  type ObjectShape,
+} from './json.js';
 import { BOM_ERROR, decodeUtf8 } from './utf8.js';
 import type { DecodeOptions, DecodeResult, Envelope, MakeOptions } from './types.js';
 
@@ -74,7 +83,8 @@ const ROOT_ORDER = ENVELOPE_SHAPE.first!;
 function nativeEncodeIsExact(envelope: Obj): boolean {
   for (const key of FORBIDDEN_ROOT) if (Object.prototype.hasOwnProperty.call(envelope, key)) return false;
   const meta = envelope.meta;
-  if (isObject(meta)) for (const key of FORBIDDEN_META) if (Object.prototype.hasOwnProperty.call(meta, key)) return false;
+  if (isObject(meta))
+    for (const key of FORBIDDEN_META) if (Object.prototype.hasOwnProperty.call(meta, key)) return false;
   const keys = Object.keys(envelope);
   let at = 0;
   for (const key of ROOT_ORDER) {
@@ -89,7 +99,8 @@ function encode(envelope: Envelope | Obj): string {
   try {
     return stringifyObject(envelope, ENVELOPE_SHAPE);
   } catch (error) {
-    if (error instanceof JsonCycleError) throw new BabelQueueError('cannot encode an envelope that contains a cycle', { cause: error });
+    if (error instanceof JsonCycleError)
+      throw new BabelQueueError('cannot encode an envelope that contains a cycle', { cause: error });
     throw error;
   }
 }
@@ -162,12 +173,15 @@ function rejection(envelope: unknown): string | null {
   if (urn(envelope) === '') return "the envelope has no URN: 'job' (or its 'urn' alias) must be a non-empty string";
   const meta = envelope.meta;
   if (!isObject(meta)) return `'meta' must be an object, got ${describe(meta)}`;
-  if (meta.schema_version !== 1) return `'meta.schema_version' must be the number 1, got ${describe(meta.schema_version)}`;
+  if (meta.schema_version !== 1)
+    return `'meta.schema_version' must be the number 1, got ${describe(meta.schema_version)}`;
   if (!isObject(envelope.data)) return `'data' must be an object, got ${describe(envelope.data)}`;
   const attempts = envelope.attempts;
-  if (typeof attempts !== 'number' || !Number.isInteger(attempts)) return `'attempts' must be an integer, got ${describe(attempts)}`;
+  if (typeof attempts !== 'number' || !Number.isInteger(attempts))
+    return `'attempts' must be an integer, got ${describe(attempts)}`;
   const traceId = envelope.trace_id;
-  if (typeof traceId !== 'string' || isBlank(traceId)) return `'trace_id' must be a non-blank string, got ${describe(traceId)}`;
+  if (typeof traceId !== 'string' || isBlank(traceId))
+    return `'trace_id' must be a non-blank string, got ${describe(traceId)}`;
   return null;
 }
 

@@ -48,7 +48,9 @@ export function errorName(error: unknown): string | null {
  */
 export function deadLetterRecord(envelope: Envelope, input: DeadLetterRecordInput): Envelope {
   if (input.reason !== 'failed' && input.reason !== 'unknown_urn') {
-    throw new BabelQueueError(`a dead-letter record's reason is 'failed' or 'unknown_urn', got ${JSON.stringify(input.reason)}`);
+    throw new BabelQueueError(
+      `a dead-letter record's reason is 'failed' or 'unknown_urn', got ${JSON.stringify(input.reason)}`,
+    );
   }
   const copy = EnvelopeCodec.withAttempts(envelope, input.attempts);
   const meta = envelope.meta as unknown;

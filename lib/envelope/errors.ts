@@ -31,7 +31,9 @@ export class SchemaVersionRejectedError extends BabelQueueError {
 
   constructor(received: string) {
     // JSON.stringify makes whitespace and invisible characters (U+00A0, U+FEFF…) visible.
-    super(`bq-schema-version ${JSON.stringify(received)} is not a supported schema version (expected "1"); the body was not decoded`);
+    super(
+      `bq-schema-version ${JSON.stringify(received)} is not a supported schema version (expected "1"); the body was not decoded`,
+    );
     this.name = 'SchemaVersionRejectedError';
     this.received = received;
   }

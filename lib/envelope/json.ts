@@ -133,7 +133,8 @@ function fail(message: string): never {
 function describeAt(at: number): string {
   if (at >= src.length) return 'end of input';
   const code = src.charCodeAt(at);
-  const shown = code < 0x20 || code === 0x7f ? `U+${code.toString(16).toUpperCase().padStart(4, '0')}` : JSON.stringify(src[at]);
+  const shown =
+    code < 0x20 || code === 0x7f ? `U+${code.toString(16).toUpperCase().padStart(4, '0')}` : JSON.stringify(src[at]);
   return `character ${shown} at position ${at}`;
 }
 
@@ -287,7 +288,10 @@ function parseString(): string {
       pos++;
       return out;
     }
-    if (c < 0x20) fail(`unescaped control character U+${c.toString(16).toUpperCase().padStart(4, '0')} at position ${pos} in a string`);
+    if (c < 0x20)
+      fail(
+        `unescaped control character U+${c.toString(16).toUpperCase().padStart(4, '0')} at position ${pos} in a string`,
+      );
     if (c !== 0x5c) {
       const runStart = pos;
       let d = c;
@@ -298,14 +302,30 @@ function parseString(): string {
     const e = src.charCodeAt(++pos);
     pos++;
     switch (e) {
-      case 0x22: out += '"'; break;
-      case 0x5c: out += '\\'; break;
-      case 0x2f: out += '/'; break;
-      case 0x62: out += '\b'; break;
-      case 0x66: out += '\f'; break;
-      case 0x6e: out += '\n'; break;
-      case 0x72: out += '\r'; break;
-      case 0x74: out += '\t'; break;
+      case 0x22:
+        out += '"';
+        break;
+      case 0x5c:
+        out += '\\';
+        break;
+      case 0x2f:
+        out += '/';
+        break;
+      case 0x62:
+        out += '\b';
+        break;
+      case 0x66:
+        out += '\f';
+        break;
+      case 0x6e:
+        out += '\n';
+        break;
+      case 0x72:
+        out += '\r';
+        break;
+      case 0x74:
+        out += '\t';
+        break;
       case 0x75: {
         const hex = src.slice(pos, pos + 4);
         if (!/^[0-9a-fA-F]{4}$/.test(hex)) fail(`invalid \\u escape at position ${pos - 2}`);
@@ -343,7 +363,11 @@ export interface ObjectShape {
 const NO_SHAPE: ObjectShape = {};
 
 /** Serializes `obj` as a JSON object following `shape`; other keys keep their order. */
-export function stringifyObject(obj: Record<string, unknown>, shape: ObjectShape = NO_SHAPE, seen: Set<object> = new Set()): string {
+export function stringifyObject(
+  obj: Record<string, unknown>,
+  shape: ObjectShape = NO_SHAPE,
+  seen: Set<object> = new Set(),
+): string {
   if (seen.has(obj)) throw new JsonCycleError('cannot encode a circular structure');
   seen.add(obj);
   const raws = RAW_NUMBERS.get(obj);
@@ -351,7 +375,9 @@ export function stringifyObject(obj: Record<string, unknown>, shape: ObjectShape
   let keys = orderedKeys(obj);
   if (first !== undefined || skip !== undefined) {
     const lead = first === undefined ? [] : first.filter((k) => Object.prototype.hasOwnProperty.call(obj, k));
-    const rest = keys.filter((k) => !(first !== undefined && first.includes(k)) && !(skip !== undefined && skip.has(k)));
+    const rest = keys.filter(
+      (k) => !(first !== undefined && first.includes(k)) && !(skip !== undefined && skip.has(k)),
+    );
     keys = lead.length === 0 ? rest : lead.concat(rest);
   }
   let out = '{';
@@ -359,7 +385,10 @@ export function stringifyObject(obj: Record<string, unknown>, shape: ObjectShape
     const key = keys[i]!;
     const value = obj[key];
     const child = children?.get(key);
-    const text = child !== undefined && isPlainMember(value) ? stringifyObject(value, child, seen) : writeValue(value, raws, key, seen);
+    const text =
+      child !== undefined && isPlainMember(value)
+        ? stringifyObject(value, child, seen)
+        : writeValue(value, raws, key, seen);
     if (text === undefined) continue;
     out += (out.length === 1 ? '' : ',') + JSON.stringify(key) + ':' + text;
   }
@@ -419,7 +448,12 @@ function nativeSafeItem(item: unknown, depth: number): boolean {
   return typeof item !== 'bigint';
 }
 
-function writeValue(value: unknown, raws: Map<Slot, string> | undefined, slot: Slot, seen: Set<object>): string | undefined {
+function writeValue(
+  value: unknown,
+  raws: Map<Slot, string> | undefined,
+  slot: Slot,
+  seen: Set<object>,
+): string | undefined {
   switch (typeof value) {
     case 'string':
       return JSON.stringify(value); // escapes only ", \, controls and lone surrogates

@@ -22,7 +22,17 @@ type Json = any; // manifest entries are checked field by field below
 const manifest: Json = JSON.parse(readFileSync(join(vendor, 'manifest.json'), 'utf8'));
 
 const APPLICABLE = ['cases', 'pulsar', 'roundtrip', 'data_shape', 'forbidden_keys'];
-const NOT_APPLICABLE = ['sqs', 'asb', 'kafka', 'artemis', 'redis', 'rabbitmq', 'idempotency', 'payload_schema', 'payload_schema_unicode'];
+const NOT_APPLICABLE = [
+  'sqs',
+  'asb',
+  'kafka',
+  'artemis',
+  'redis',
+  'rabbitmq',
+  'idempotency',
+  'payload_schema',
+  'payload_schema_unicode',
+];
 const METADATA = ['schema_version', 'description'];
 const PULSAR_BLOCKS = ['property_projection', 'attempts_reconciliation', 'schema_version_gate'];
 
@@ -43,7 +53,10 @@ function list<T>(value: T[] | undefined, where: string): T[] {
 function pointer(doc: unknown, ptr: string): { found: boolean; value?: unknown } {
   if (ptr === '') return { found: true, value: doc };
   let node: unknown = doc;
-  for (const segment of ptr.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))) {
+  for (const segment of ptr
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))) {
     if (typeof node !== 'object' || node === null || !Object.prototype.hasOwnProperty.call(node, segment)) {
       return { found: false };
     }
@@ -135,7 +148,10 @@ describe('conformance suite', () => {
     const files = listFiles(upstream);
     expect(listFiles(vendor)).toEqual(files);
     for (const file of files) {
-      expect({ file, same: readFileSync(join(vendor, file)).equals(readFileSync(join(upstream, file))) }).toEqual({ file, same: true });
+      expect({ file, same: readFileSync(join(vendor, file)).equals(readFileSync(join(upstream, file))) }).toEqual({
+        file,
+        same: true,
+      });
     }
   });
 
@@ -191,12 +207,13 @@ describe('pulsar.property_projection', () => {
 });
 
 describe('pulsar.attempts_reconciliation', () => {
-  it.each(list<Json>(manifest.pulsar.attempts_reconciliation.cases, 'pulsar.attempts_reconciliation').map((c) => [c.name, c]))(
-    '%s',
-    (_name, c: Json) => {
-      expect(reconcileAttempts({ bodyAttempts: c.body_attempts, redeliveryCount: c.redelivery_count })).toBe(c.expected_attempts);
-    },
-  );
+  it.each(
+    list<Json>(manifest.pulsar.attempts_reconciliation.cases, 'pulsar.attempts_reconciliation').map((c) => [c.name, c]),
+  )('%s', (_name, c: Json) => {
+    expect(reconcileAttempts({ bodyAttempts: c.body_attempts, redeliveryCount: c.redelivery_count })).toBe(
+      c.expected_attempts,
+    );
+  });
 });
 
 describe('pulsar.schema_version_gate', () => {
@@ -204,7 +221,10 @@ describe('pulsar.schema_version_gate', () => {
   // Test names spell every non-ASCII character as \uXXXX, so U+00A0 and U+FEFF cases are told apart.
   const visible = (s: string): string =>
     JSON.stringify(s).replace(/[^\x20-\x7e]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  const cases = list<Json>(block.cases, 'pulsar.schema_version_gate').map((c) => [c.absent ? 'absent' : visible(c.value), c]);
+  const cases = list<Json>(block.cases, 'pulsar.schema_version_gate').map((c) => [
+    c.absent ? 'absent' : visible(c.value),
+    c,
+  ]);
 
   it.each(cases)('%s', (_name, c: Json) => {
     expect(block.property).toBe('bq-schema-version');
@@ -246,18 +266,21 @@ describe('data_shape', () => {
 });
 
 describe('forbidden_keys', () => {
-  it.each(list<Json>(manifest.forbidden_keys.cases, 'forbidden_keys').map((c) => [c.name, c]))('%s', (_name, c: Json) => {
-    if (c.expect !== 'warn') throw new Error(`unknown forbidden_keys expectation ${JSON.stringify(c.expect)}`);
-    const hooked: string[] = [];
-    const decoded = EnvelopeCodec.decode(fixture(c.file), { onWarning: (m) => hooked.push(m) });
-    expect(decoded.error).toBeNull();
-    expect(EnvelopeCodec.accepts(decoded.envelope)).toBe(true);
-    const naming = (m: string): boolean => m.includes(`'${c.forbidden_key}'`);
-    expect(decoded.warnings.some(naming)).toBe(true);
-    expect(hooked.some(naming)).toBe(true);
-    const reencoded: unknown = JSON.parse(EnvelopeCodec.encode(decoded.envelope));
-    for (const ptr of list<string>(c.expect_absent_after_reencode, `${c.name}.expect_absent_after_reencode`)) {
-      expect({ ptr, found: pointer(reencoded, ptr).found }).toEqual({ ptr, found: false });
-    }
-  });
+  it.each(list<Json>(manifest.forbidden_keys.cases, 'forbidden_keys').map((c) => [c.name, c]))(
+    '%s',
+    (_name, c: Json) => {
+      if (c.expect !== 'warn') throw new Error(`unknown forbidden_keys expectation ${JSON.stringify(c.expect)}`);
+      const hooked: string[] = [];
+      const decoded = EnvelopeCodec.decode(fixture(c.file), { onWarning: (m) => hooked.push(m) });
+      expect(decoded.error).toBeNull();
+      expect(EnvelopeCodec.accepts(decoded.envelope)).toBe(true);
+      const naming = (m: string): boolean => m.includes(`'${c.forbidden_key}'`);
+      expect(decoded.warnings.some(naming)).toBe(true);
+      expect(hooked.some(naming)).toBe(true);
+      const reencoded: unknown = JSON.parse(EnvelopeCodec.encode(decoded.envelope));
+      for (const ptr of list<string>(c.expect_absent_after_reencode, `${c.name}.expect_absent_after_reencode`)) {
+        expect({ ptr, found: pointer(reencoded, ptr).found }).toEqual({ ptr, found: false });
+      }
+    },
+  );
 });

@@ -61,10 +61,15 @@ export function recordSdk(sdk: PeerSdk, entry: Omit<SdkEntry, 'at'>): void {
   pendingSdks[sdk] = { ...entry, at: new Date().toISOString() };
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Blocks the thread for `ms` (the lock wait below must also work at test-collection time). */
+const sleepSync = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
-/** Merges this worker's entries into test-results/interop.json (under a lock: suites run in parallel). */
-export async function flushResults(): Promise<void> {
+/**
+ * Merges this worker's entries into test-results/interop.json (under a lock: suites run in parallel).
+ * Synchronous, so that it can run while tests are being collected (a suite whose tests are all skipped
+ * runs no hooks).
+ */
+export function flushResults(): void {
   if (pending.length === 0 && Object.keys(pendingSdks).length === 0) return;
   fs.mkdirSync(path.dirname(resultsFile), { recursive: true });
   const lock = `${resultsFile}.lock`;
@@ -76,7 +81,7 @@ export async function flushResults(): Promise<void> {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       if (Date.now() > deadline) fs.rmSync(lock, { recursive: true, force: true });
-      await sleep(50);
+      sleepSync(50);
     }
   }
   try {
@@ -94,9 +99,12 @@ export async function flushResults(): Promise<void> {
         // a broken file is replaced
       }
     }
+    // One suite file owns one SDK: its run replaces every earlier entry of that SDK, so the file never
+    // mixes results of different runs.
     const key = (e: ProofEntry) => `${e.sdk}|${e.direction}|${e.feature}`;
     const fresh = new Map(pending.map((e) => [key(e), e]));
-    current.results = [...current.results.filter((e) => !fresh.has(key(e))), ...fresh.values()];
+    const owned = new Set<string>([...pending.map((e) => e.sdk), ...Object.keys(pendingSdks)]);
+    current.results = [...current.results.filter((e) => !owned.has(e.sdk)), ...fresh.values()];
     current.sdks = { ...current.sdks, ...pendingSdks };
     current.updatedAt = new Date().toISOString();
     current.broker = {
@@ -105,6 +113,7 @@ export async function flushResults(): Promise<void> {
     };
     fs.writeFileSync(resultsFile, `${JSON.stringify(current, null, 2)}\n`);
     pending.length = 0;
+    for (const sdk of Object.keys(pendingSdks) as PeerSdk[]) delete pendingSdks[sdk];
   } finally {
     fs.rmSync(lock, { recursive: true, force: true });
   }

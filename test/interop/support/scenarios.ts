@@ -520,10 +520,12 @@ export function defineInteropSuite(profile: PeerProfile): void {
         for (const c of cases) {
           for (const feature of c.features) notRun({ sdk, direction: c.direction, feature }, c.title, setup.reason);
         }
-        afterAll(flushResults);
+        flushResults();
         return;
       }
       // A missing toolchain (or a required SDK) is a failure, never a silent skip.
+      recordSdk(sdk, { setup: 'unavailable', reason: `${setup.code}: ${setup.reason}` });
+      flushResults();
       it(`sets up the ${name} interop peer`, () => {
         throw new Error(`${name} interop peer setup failed (${setup.code}):\n${setup.reason}`);
       });
@@ -543,7 +545,7 @@ export function defineInteropSuite(profile: PeerProfile): void {
     afterAll(async () => {
       await publisher?.close();
       await ws?.close();
-      await flushResults();
+      flushResults();
     });
 
     for (const c of cases) {

@@ -22,12 +22,23 @@ describe('reconcileAttempts', () => {
     expect(reconcileAttempts({ bodyAttempts: 5, attemptsProperty: '1', redeliveryCount: 0 })).toBe(1);
   });
 
-  it.each([[''], ['-1'], ['+1'], [' 1'], ['1 '], ['1.0'], ['abc'], ['2147483648'], ['99999999999999999999'], ['1e3'], ['0x10'], ['١'], ['\u00a01']])(
-    'bq-attempts %j is unusable: the body attempts are used (47)',
-    (attemptsProperty) => {
-      expect(reconcileAttempts({ bodyAttempts: 3, attemptsProperty, redeliveryCount: 0 })).toBe(3);
-    },
-  );
+  it.each([
+    [''],
+    ['-1'],
+    ['+1'],
+    [' 1'],
+    ['1 '],
+    ['1.0'],
+    ['abc'],
+    ['2147483648'],
+    ['99999999999999999999'],
+    ['1e3'],
+    ['0x10'],
+    ['١'],
+    ['\u00a01'],
+  ])('bq-attempts %j is unusable: the body attempts are used (47)', (attemptsProperty) => {
+    expect(reconcileAttempts({ bodyAttempts: 3, attemptsProperty, redeliveryCount: 0 })).toBe(3);
+  });
 
   it.each([
     ['007', 7],

@@ -38,13 +38,18 @@ describe('reconcileAttempts', () => {
 
   it('is max(property if ^[0-9]+$ and ≤ 2^31−1, else body; redelivery count)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: -5, max: 1e6 }), fc.option(property, { nil: undefined }), fc.nat({ max: 1e6 }), (body, prop, count) => {
-        const result = reconcileAttempts({ bodyAttempts: body, attemptsProperty: prop, redeliveryCount: count });
-        const usable = prop !== undefined && /^[0-9]+$/.test(prop) && BigInt(prop) <= 2147483647n;
-        expect(result).toBe(Math.max(usable ? Number(prop) : body, count));
-        expect(result).toBeGreaterThanOrEqual(count);
-        expect(result).toBeGreaterThanOrEqual(0);
-      }),
+      fc.property(
+        fc.integer({ min: -5, max: 1e6 }),
+        fc.option(property, { nil: undefined }),
+        fc.nat({ max: 1e6 }),
+        (body, prop, count) => {
+          const result = reconcileAttempts({ bodyAttempts: body, attemptsProperty: prop, redeliveryCount: count });
+          const usable = prop !== undefined && /^[0-9]+$/.test(prop) && BigInt(prop) <= 2147483647n;
+          expect(result).toBe(Math.max(usable ? Number(prop) : body, count));
+          expect(result).toBeGreaterThanOrEqual(count);
+          expect(result).toBeGreaterThanOrEqual(0);
+        },
+      ),
       { numRuns: 1000 },
     );
   });
@@ -52,7 +57,14 @@ describe('reconcileAttempts', () => {
 
 describe('schemaVersionGate', () => {
   it('decodes exactly "1" and ASCII-blank values', () => {
-    const value = fc.oneof(fc.string({ unit: 'binary', maxLength: 4 }), fc.array(fc.constantFrom(' ', '\t', '\n', '\v', '\f', '\r', '1', '\u00a0', '\u3000', '\ufeff', '\u0085'), { maxLength: 4 }).map((a) => a.join('')));
+    const value = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 4 }),
+      fc
+        .array(fc.constantFrom(' ', '\t', '\n', '\v', '\f', '\r', '1', '\u00a0', '\u3000', '\ufeff', '\u0085'), {
+          maxLength: 4,
+        })
+        .map((a) => a.join('')),
+    );
     fc.assert(
       fc.property(value, (v) => {
         expect(schemaVersionGate(v)).toBe(v === '1' || ASCII_BLANK.test(v) ? 'decode' : 'reject');
@@ -72,7 +84,9 @@ describe('routingUrn', () => {
         expect(route.urn).toBe(route.propertyUrn !== '' ? route.propertyUrn : route.bodyUrn);
         if (prop === undefined || ASCII_BLANK.test(prop)) expect(route.propertyUrn).toBe('');
         else expect(route.propertyUrn).toBe(prop.replace(/^[ \t\n\v\f\r]+/, '').replace(/[ \t\n\v\f\r]+$/, ''));
-        expect(route.mismatch).toBe(route.propertyUrn !== '' && route.bodyUrn !== '' && route.propertyUrn !== route.bodyUrn);
+        expect(route.mismatch).toBe(
+          route.propertyUrn !== '' && route.bodyUrn !== '' && route.propertyUrn !== route.bodyUrn,
+        );
       }),
       { numRuns: 500 },
     );

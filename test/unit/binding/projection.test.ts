@@ -4,7 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { EnvelopeCodec } from '../../../lib/envelope/index.js';
 import { BQ, pulsarProperties } from '../../../lib/pulsar/binding.js';
 
-const orderCreated = readFileSync(fileURLToPath(new URL('../../conformance/vendor/fixtures/order-created.json', import.meta.url)));
+const orderCreated = readFileSync(
+  fileURLToPath(new URL('../../conformance/vendor/fixtures/order-created.json', import.meta.url)),
+);
 
 describe('BQ', () => {
   it('names the properties with hyphens', () => {
@@ -43,7 +45,14 @@ describe('pulsarProperties', () => {
 
   it('adds nothing else: no delay, bypass, created_at or unknown keys', () => {
     const env = { ...EnvelopeCodec.make('urn:a'), extra: 'x', dead_letter: { reason: 'failed' } };
-    expect(Object.keys(pulsarProperties(env)).sort()).toEqual(['bq-attempts', 'bq-job', 'bq-message-id', 'bq-schema-version', 'bq-source-lang', 'bq-trace-id']);
+    expect(Object.keys(pulsarProperties(env)).sort()).toEqual([
+      'bq-attempts',
+      'bq-job',
+      'bq-message-id',
+      'bq-schema-version',
+      'bq-source-lang',
+      'bq-trace-id',
+    ]);
   });
 
   it('omits an empty job, trace_id, meta.id and meta.lang, but always has bq-attempts (22)', () => {
@@ -73,7 +82,10 @@ describe('pulsarProperties', () => {
   });
 
   it('keeps job and ids verbatim (no trimming: the projection mirrors the body)', () => {
-    expect(pulsarProperties({ job: ' urn:a ', trace_id: 't ' })).toMatchObject({ 'bq-job': ' urn:a ', 'bq-trace-id': 't ' });
+    expect(pulsarProperties({ job: ' urn:a ', trace_id: 't ' })).toMatchObject({
+      'bq-job': ' urn:a ',
+      'bq-trace-id': 't ',
+    });
   });
 
   it('the payload is encode(envelope) as UTF-8 and agrees with the properties (23)', () => {

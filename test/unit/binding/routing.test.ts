@@ -3,23 +3,50 @@ import { EnvelopeCodec } from '../../../lib/envelope/index.js';
 import { routingUrn } from '../../../lib/pulsar/binding.js';
 
 const body = (over: Record<string, unknown> = {}): Record<string, unknown> =>
-  EnvelopeCodec.decode(JSON.stringify({ job: 'urn:body', trace_id: 't', data: { from: 'body' }, meta: { schema_version: 1 }, attempts: 0, ...over })).envelope;
+  EnvelopeCodec.decode(
+    JSON.stringify({
+      job: 'urn:body',
+      trace_id: 't',
+      data: { from: 'body' },
+      meta: { schema_version: 1 },
+      attempts: 0,
+      ...over,
+    }),
+  ).envelope;
 
 describe('routingUrn', () => {
   it('routes on a non-blank bq-job (37)', () => {
-    expect(routingUrn({ 'bq-job': 'urn:body' }, body())).toEqual({ urn: 'urn:body', propertyUrn: 'urn:body', bodyUrn: 'urn:body', mismatch: false });
+    expect(routingUrn({ 'bq-job': 'urn:body' }, body())).toEqual({
+      urn: 'urn:body',
+      propertyUrn: 'urn:body',
+      bodyUrn: 'urn:body',
+      mismatch: false,
+    });
   });
 
-  it.each([[{}], [{ 'bq-job': '' }], [{ 'bq-job': ' \t\n\v\f\r' }]])('falls back to the body when bq-job is absent or blank: %j (38)', (props) => {
-    expect(routingUrn(props as Record<string, string>, body())).toEqual({ urn: 'urn:body', propertyUrn: '', bodyUrn: 'urn:body', mismatch: false });
-  });
+  it.each([[{}], [{ 'bq-job': '' }], [{ 'bq-job': ' \t\n\v\f\r' }]])(
+    'falls back to the body when bq-job is absent or blank: %j (38)',
+    (props) => {
+      expect(routingUrn(props as Record<string, string>, body())).toEqual({
+        urn: 'urn:body',
+        propertyUrn: '',
+        bodyUrn: 'urn:body',
+        mismatch: false,
+      });
+    },
+  );
 
   it('falls back to the body urn alias', () => {
     expect(routingUrn({}, body({ job: undefined, urn: ' urn:alias ' })).urn).toBe('urn:alias');
   });
 
   it('lets the property route when it differs from the body, and flags the mismatch (39)', () => {
-    expect(routingUrn({ 'bq-job': 'urn:prop' }, body())).toEqual({ urn: 'urn:prop', propertyUrn: 'urn:prop', bodyUrn: 'urn:body', mismatch: true });
+    expect(routingUrn({ 'bq-job': 'urn:prop' }, body())).toEqual({
+      urn: 'urn:prop',
+      propertyUrn: 'urn:prop',
+      bodyUrn: 'urn:body',
+      mismatch: true,
+    });
   });
 
   it('trims exactly [ \\t\\n\\v\\f\\r] from the property before comparing', () => {
@@ -39,7 +66,12 @@ describe('routingUrn', () => {
 
   it('has no mismatch when the body has no URN; the property still routes (43 is decided by accepts)', () => {
     const env = body({ job: undefined });
-    expect(routingUrn({ 'bq-job': 'urn:prop' }, env)).toEqual({ urn: 'urn:prop', propertyUrn: 'urn:prop', bodyUrn: '', mismatch: false });
+    expect(routingUrn({ 'bq-job': 'urn:prop' }, env)).toEqual({
+      urn: 'urn:prop',
+      propertyUrn: 'urn:prop',
+      bodyUrn: '',
+      mismatch: false,
+    });
     expect(EnvelopeCodec.accepts(env)).toBe(false);
   });
 

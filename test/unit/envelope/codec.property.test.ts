@@ -95,13 +95,18 @@ describe('firstInvalidUtf8 agrees with the platform validator', () => {
 
   it('on valid UTF-8 with one byte changed', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'grapheme', minLength: 1 }), fc.nat(), fc.integer({ min: 0x80, max: 0xff }), (s, at, byte) => {
-        const bytes = Buffer.from(s, 'utf8');
-        bytes[at % bytes.length] = byte;
-        const offset = firstInvalidUtf8(bytes);
-        expect(offset === -1).toBe(isUtf8(bytes));
-        if (offset >= 0) expect(isUtf8(bytes.subarray(0, offset))).toBe(true);
-      }),
+      fc.property(
+        fc.string({ unit: 'grapheme', minLength: 1 }),
+        fc.nat(),
+        fc.integer({ min: 0x80, max: 0xff }),
+        (s, at, byte) => {
+          const bytes = Buffer.from(s, 'utf8');
+          bytes[at % bytes.length] = byte;
+          const offset = firstInvalidUtf8(bytes);
+          expect(offset === -1).toBe(isUtf8(bytes));
+          if (offset >= 0) expect(isUtf8(bytes.subarray(0, offset))).toBe(true);
+        },
+      ),
       RUNS,
     );
   });
@@ -145,9 +150,18 @@ const digits = (min: number, max: number): fc.Arbitrary<string> =>
 const numberToken = fc
   .tuple(
     fc.constantFrom('', '-'),
-    fc.oneof(fc.constant('0'), fc.tuple(fc.constantFrom(...'123456789'), digits(0, 25)).map(([a, b]) => a + b)),
-    fc.option(digits(1, 40).map((d) => `.${d}`), { nil: '' }),
-    fc.option(fc.tuple(fc.constantFrom('e', 'E'), fc.constantFrom('', '+', '-'), digits(1, 4)).map((p) => p.join('')), { nil: '' }),
+    fc.oneof(
+      fc.constant('0'),
+      fc.tuple(fc.constantFrom(...'123456789'), digits(0, 25)).map(([a, b]) => a + b),
+    ),
+    fc.option(
+      digits(1, 40).map((d) => `.${d}`),
+      { nil: '' },
+    ),
+    fc.option(
+      fc.tuple(fc.constantFrom('e', 'E'), fc.constantFrom('', '+', '-'), digits(1, 4)).map((p) => p.join('')),
+      { nil: '' },
+    ),
   )
   .map((parts) => parts.join(''));
 
@@ -192,13 +206,19 @@ describe('the JSON.parse fast path', () => {
 });
 
 /** Number tokens near the edges of String()'s formats: doubles written every which way. */
-const anyToken = fc.oneof(
-  numberToken,
-  fc.double({ noNaN: true, noDefaultInfinity: true }).map(String),
-  fc.tuple(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer({ min: 1, max: 21 })).map(([d, p]) => d.toPrecision(p)),
-  fc.tuple(fc.double({ min: -1e-3, max: 1e-3, noNaN: true }), fc.integer({ min: 0, max: 20 })).map(([d, f]) => d.toFixed(f)),
-  fc.tuple(fc.integer({ min: 1, max: 9 }), fc.integer({ min: -12, max: 24 })).map(([m, e]) => String(m * 10 ** e)),
-).filter((t) => /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/.test(t));
+const anyToken = fc
+  .oneof(
+    numberToken,
+    fc.double({ noNaN: true, noDefaultInfinity: true }).map(String),
+    fc
+      .tuple(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.integer({ min: 1, max: 21 }))
+      .map(([d, p]) => d.toPrecision(p)),
+    fc
+      .tuple(fc.double({ min: -1e-3, max: 1e-3, noNaN: true }), fc.integer({ min: 0, max: 20 }))
+      .map(([d, f]) => d.toFixed(f)),
+    fc.tuple(fc.integer({ min: 1, max: 9 }), fc.integer({ min: -12, max: 24 })).map(([m, e]) => String(m * 10 ** e)),
+  )
+  .filter((t) => /^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$/.test(t));
 
 describe('the fast-path scan is sound', () => {
   it('lets through only number tokens that String() reproduces', () => {
@@ -212,7 +232,19 @@ describe('the fast-path scan is sound', () => {
   });
 
   it('lets the common canonical numbers through', () => {
-    for (const token of ['0', '7', '-3', '1042', '0.5', '10.25', '-0.5', '99.99', '123456789012', '0.000001', '1749132727000']) {
+    for (const token of [
+      '0',
+      '7',
+      '-3',
+      '1042',
+      '0.5',
+      '10.25',
+      '-0.5',
+      '99.99',
+      '123456789012',
+      '0.000001',
+      '1749132727000',
+    ]) {
       expect({ token, fast: nativeParseIsExact(`{"a":${token}}`) }).toEqual({ token, fast: true });
     }
   });
@@ -241,7 +273,9 @@ describe('number texts survive a retry exactly (D4)', () => {
         expect(decoded.envelope).toStrictEqual(JSON.parse(text));
         const env = decoded.envelope as Envelope;
         expect(EnvelopeCodec.encode(env)).toBe(text);
-        expect(EnvelopeCodec.encode(EnvelopeCodec.withAttempts(env, attempts + 1))).toBe(`${head}${attempts + 1},"extra":${extra}}`);
+        expect(EnvelopeCodec.encode(EnvelopeCodec.withAttempts(env, attempts + 1))).toBe(
+          `${head}${attempts + 1},"extra":${extra}}`,
+        );
       }),
       RUNS,
     );

@@ -18,7 +18,13 @@ class GatewayTimeout extends Error {
 
 describe('deadLetterRecord (D2)', () => {
   it('appends the block in the emitted key order, with attempts = the counted attempt', () => {
-    const record = deadLetterRecord(decoded(), { reason: 'failed', error: new GatewayTimeout('Payment gateway timeout'), attempts: 3, originalQueue: 'orders-topic', failedAt: 1749132730000 });
+    const record = deadLetterRecord(decoded(), {
+      reason: 'failed',
+      error: new GatewayTimeout('Payment gateway timeout'),
+      attempts: 3,
+      originalQueue: 'orders-topic',
+      failedAt: 1749132730000,
+    });
     expect(record.attempts).toBe(3);
     expect(record.dead_letter).toStrictEqual({
       reason: 'failed',
@@ -29,14 +35,31 @@ describe('deadLetterRecord (D2)', () => {
       attempts: 3,
       lang: 'node',
     });
-    expect(Object.keys(record.dead_letter!)).toEqual(['reason', 'error', 'exception', 'failed_at', 'original_queue', 'attempts', 'lang']);
+    expect(Object.keys(record.dead_letter!)).toEqual([
+      'reason',
+      'error',
+      'exception',
+      'failed_at',
+      'original_queue',
+      'attempts',
+      'lang',
+    ]);
   });
 
   it('keeps job, trace_id, data, meta and unknown keys verbatim, numbers exact (55)', () => {
-    const record = deadLetterRecord(decoded(), { reason: 'unknown_urn', error: null, attempts: 3, originalQueue: 'q', failedAt: 5 });
+    const record = deadLetterRecord(decoded(), {
+      reason: 'unknown_urn',
+      error: null,
+      attempts: 3,
+      originalQueue: 'q',
+      failedAt: 5,
+    });
     const text = EnvelopeCodec.encode(record);
     expect(text).toBe(
-      wire.replace('"attempts":1,"extra_top":{"x":2.0}}', '"attempts":3,"dead_letter":{"reason":"unknown_urn","error":null,"exception":null,"failed_at":5,"original_queue":"orders","attempts":3,"lang":"node"},"extra_top":{"x":2.0}}'),
+      wire.replace(
+        '"attempts":1,"extra_top":{"x":2.0}}',
+        '"attempts":3,"dead_letter":{"reason":"unknown_urn","error":null,"exception":null,"failed_at":5,"original_queue":"orders","attempts":3,"lang":"node"},"extra_top":{"x":2.0}}',
+      ),
     );
     expect(EnvelopeCodec.accepts(EnvelopeCodec.decode(text).envelope)).toBe(true);
   });
@@ -45,13 +68,21 @@ describe('deadLetterRecord (D2)', () => {
     const env = decoded();
     for (const queue of ['', undefined, 7]) {
       const copy = { ...env, meta: { ...env.meta, queue } } as unknown as Envelope;
-      expect(deadLetterRecord(copy, { reason: 'failed', error: null, attempts: 1, originalQueue: 'orders-topic' }).dead_letter!.original_queue).toBe('orders-topic');
+      expect(
+        deadLetterRecord(copy, { reason: 'failed', error: null, attempts: 1, originalQueue: 'orders-topic' })
+          .dead_letter!.original_queue,
+      ).toBe('orders-topic');
     }
   });
 
   it('stamps failed_at with Date.now() when not given (integer ms)', () => {
     const before = Date.now();
-    const record = deadLetterRecord(decoded(), { reason: 'failed', error: new Error('x'), attempts: 1, originalQueue: 'q' });
+    const record = deadLetterRecord(decoded(), {
+      reason: 'failed',
+      error: new Error('x'),
+      attempts: 1,
+      originalQueue: 'q',
+    });
     expect(Number.isInteger(record.dead_letter!.failed_at)).toBe(true);
     expect(record.dead_letter!.failed_at).toBeGreaterThanOrEqual(before);
     expect(record.dead_letter!.failed_at).toBeLessThanOrEqual(Date.now());
@@ -66,7 +97,13 @@ describe('deadLetterRecord (D2)', () => {
     ['an error-like object', { name: 'HttpError', message: 'nope' }, 'nope', 'HttpError'],
     ['an Error with an empty message', new Error(''), '', 'Error'],
   ])('reports %s as error/exception', (_what, error, message, name) => {
-    const block = deadLetterRecord(decoded(), { reason: 'failed', error, attempts: 1, originalQueue: 'q', failedAt: 1 }).dead_letter!;
+    const block = deadLetterRecord(decoded(), {
+      reason: 'failed',
+      error,
+      attempts: 1,
+      originalQueue: 'q',
+      failedAt: 1,
+    }).dead_letter!;
     expect(block.error).toBe(message);
     expect(block.exception).toBe(name);
   });
@@ -74,7 +111,13 @@ describe('deadLetterRecord (D2)', () => {
   it('replaces an earlier dead_letter block and leaves the input untouched', () => {
     const env = decoded();
     const first = deadLetterRecord(env, { reason: 'failed', error: 'a', attempts: 1, originalQueue: 'q', failedAt: 1 });
-    const second = deadLetterRecord(first, { reason: 'unknown_urn', error: 'b', attempts: 2, originalQueue: 'q', failedAt: 2 });
+    const second = deadLetterRecord(first, {
+      reason: 'unknown_urn',
+      error: 'b',
+      attempts: 2,
+      originalQueue: 'q',
+      failedAt: 2,
+    });
     expect(second.dead_letter!.reason).toBe('unknown_urn');
     expect(first.dead_letter!.reason).toBe('failed');
     expect(env.dead_letter).toBeUndefined();
@@ -82,13 +125,23 @@ describe('deadLetterRecord (D2)', () => {
   });
 
   it('refuses the poison reason (D1: a poison record keeps the original bytes)', () => {
-    expect(() => deadLetterRecord(decoded(), { reason: 'poison' as 'failed', error: null, attempts: 1, originalQueue: 'q' })).toThrow(/reason/);
+    expect(() =>
+      deadLetterRecord(decoded(), { reason: 'poison' as 'failed', error: null, attempts: 1, originalQueue: 'q' }),
+    ).toThrow(/reason/);
   });
 });
 
 describe('deadLetterProperties (D1, D2)', () => {
   it('gives the six bq-dead-letter-* properties as strings', () => {
-    expect(deadLetterProperties({ reason: 'poison', error: 'payload is not valid UTF-8 (byte 3)', attempts: 1, originalQueue: 'orders', failedAt: 1749132730000 })).toStrictEqual({
+    expect(
+      deadLetterProperties({
+        reason: 'poison',
+        error: 'payload is not valid UTF-8 (byte 3)',
+        attempts: 1,
+        originalQueue: 'orders',
+        failedAt: 1749132730000,
+      }),
+    ).toStrictEqual({
       'bq-dead-letter-reason': 'poison',
       'bq-dead-letter-error': 'payload is not valid UTF-8 (byte 3)',
       'bq-dead-letter-attempts': '1',
@@ -99,9 +152,19 @@ describe('deadLetterProperties (D1, D2)', () => {
   });
 
   it('takes the message of an Error and leaves out an empty or absent one', () => {
-    expect(deadLetterProperties({ reason: 'failed', error: new Error('boom'), attempts: 3, originalQueue: 'q', failedAt: 1 })['bq-dead-letter-error']).toBe('boom');
+    expect(
+      deadLetterProperties({
+        reason: 'failed',
+        error: new Error('boom'),
+        attempts: 3,
+        originalQueue: 'q',
+        failedAt: 1,
+      })['bq-dead-letter-error'],
+    ).toBe('boom');
     for (const error of [new Error(''), '', null, undefined]) {
-      expect(deadLetterProperties({ reason: 'failed', error, attempts: 3, originalQueue: 'q', failedAt: 1 })).not.toHaveProperty('bq-dead-letter-error');
+      expect(
+        deadLetterProperties({ reason: 'failed', error, attempts: 3, originalQueue: 'q', failedAt: 1 }),
+      ).not.toHaveProperty('bq-dead-letter-error');
     }
   });
 });

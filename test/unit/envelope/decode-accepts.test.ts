@@ -127,7 +127,12 @@ describe('EnvelopeCodec.accepts / rejection', () => {
     ['non-string job', { job: 42 }, [], /no URN/],
     ['non-string urn alias', { urn: 42 }, ['job'], /no URN/],
     // 12: meta and schema_version
-    ['schema_version 2', { meta: { ...(valid().meta as object), schema_version: 2 } }, [], /'meta.schema_version' must be the number 1, got number 2/],
+    [
+      'schema_version 2',
+      { meta: { ...(valid().meta as object), schema_version: 2 } },
+      [],
+      /'meta.schema_version' must be the number 1, got number 2/,
+    ],
     ['schema_version 0', { meta: { ...(valid().meta as object), schema_version: 0 } }, [], /schema_version/],
     ['schema_version "1"', { meta: { ...(valid().meta as object), schema_version: '1' } }, [], /got "1"/],
     ['schema_version missing', { meta: { id: 'i' } }, [], /got nothing \(missing\)/],
@@ -165,7 +170,9 @@ describe('EnvelopeCodec.accepts / rejection', () => {
     expect(EnvelopeCodec.rejection({ job: 'j' })).toMatch(/'meta'/);
     expect(EnvelopeCodec.rejection({ job: 'j', meta: { schema_version: 1 } })).toMatch(/'data'/);
     expect(EnvelopeCodec.rejection({ job: 'j', meta: { schema_version: 1 }, data: {} })).toMatch(/'attempts'/);
-    expect(EnvelopeCodec.rejection({ job: 'j', meta: { schema_version: 1 }, data: {}, attempts: 0 })).toMatch(/'trace_id'/);
+    expect(EnvelopeCodec.rejection({ job: 'j', meta: { schema_version: 1 }, data: {}, attempts: 0 })).toMatch(
+      /'trace_id'/,
+    );
   });
 
   it.each([[null], [undefined], [[]], ['x'], [1]])('rejects the non-object %j', (value) => {

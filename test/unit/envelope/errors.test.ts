@@ -1,9 +1,24 @@
-import { BabelQueueError, InvalidEnvelopeError, SchemaVersionRejectedError, UnknownUrnError } from '../../../lib/envelope/index.js';
+import {
+  BabelQueueError,
+  InvalidEnvelopeError,
+  SchemaVersionRejectedError,
+  UnknownUrnError,
+} from '../../../lib/envelope/index.js';
 
 describe('errors', () => {
   it('share the BabelQueueError base and carry their own names', () => {
-    const errors = [new BabelQueueError('b'), new InvalidEnvelopeError('i'), new UnknownUrnError('urn:x'), new SchemaVersionRejectedError('2')];
-    expect(errors.map((e) => e.name)).toEqual(['BabelQueueError', 'InvalidEnvelopeError', 'UnknownUrnError', 'SchemaVersionRejectedError']);
+    const errors = [
+      new BabelQueueError('b'),
+      new InvalidEnvelopeError('i'),
+      new UnknownUrnError('urn:x'),
+      new SchemaVersionRejectedError('2'),
+    ];
+    expect(errors.map((e) => e.name)).toEqual([
+      'BabelQueueError',
+      'InvalidEnvelopeError',
+      'UnknownUrnError',
+      'SchemaVersionRejectedError',
+    ]);
     for (const e of errors) {
       expect(e).toBeInstanceOf(Error);
       expect(e).toBeInstanceOf(BabelQueueError);

@@ -38,8 +38,10 @@ describe('exact numbers', () => {
   });
 
   it('gives handlers plain JS numbers', () => {
-    const env = EnvelopeCodec.decode(wrap('{"big":12345678901234567890,"one":1.0,"e":1E+2,"z":-0,"d":0.1000000000000000055511151231257827}')).envelope;
-    expect(env.data).toEqual({ big: 12345678901234567890, one: 1, e: 100, z: -0, d: 0.1 });
+    const env = EnvelopeCodec.decode(
+      wrap('{"big":12345678901234567890,"one":1.0,"e":1E+2,"z":-0,"d":0.1000000000000000055511151231257827}'),
+    ).envelope;
+    expect(env.data).toEqual({ big: Number('12345678901234567890'), one: 1, e: 100, z: -0, d: 0.1 });
     expect(Object.is((env.data as { z: number }).z, -0)).toBe(true);
   });
 
@@ -52,7 +54,10 @@ describe('exact numbers', () => {
   });
 
   it('keeps exact unknown numbers at the root and in meta', () => {
-    const text = wrap('{}', ',"extra":1.10,"big":99999999999999999999').replace('"created_at":1749132727000', '"created_at":1749132727000,"v":3.0');
+    const text = wrap('{}', ',"extra":1.10,"big":99999999999999999999').replace(
+      '"created_at":1749132727000',
+      '"created_at":1749132727000,"v":3.0',
+    );
     expect(retried(text)).toBe(text.replace('"attempts":0', '"attempts":1'));
   });
 
@@ -64,9 +69,13 @@ describe('exact numbers', () => {
   });
 
   it('the last of duplicate keys wins, and its own number text is used', () => {
-    expect(EnvelopeCodec.encode(EnvelopeCodec.decode(wrap('{"a":1.0,"b":0,"a":1}')).envelope)).toContain('"data":{"a":1,"b":0}');
+    expect(EnvelopeCodec.encode(EnvelopeCodec.decode(wrap('{"a":1.0,"b":0,"a":1}')).envelope)).toContain(
+      '"data":{"a":1,"b":0}',
+    );
     expect(EnvelopeCodec.encode(EnvelopeCodec.decode(wrap('{"a":1,"a":1.0}')).envelope)).toContain('"data":{"a":1.0}');
-    expect(EnvelopeCodec.encode(EnvelopeCodec.decode(wrap('{"a":1.0,"a":"x"}')).envelope)).toContain('"data":{"a":"x"}');
+    expect(EnvelopeCodec.encode(EnvelopeCodec.decode(wrap('{"a":1.0,"a":"x"}')).envelope)).toContain(
+      '"data":{"a":"x"}',
+    );
   });
 });
 
@@ -101,8 +110,12 @@ describe('key order', () => {
 
 describe('prototype-named keys', () => {
   it('"__proto__", "constructor" and "prototype" in data and meta are plain own data', () => {
-    const data = '{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},"prototype":1,"toString":2,"hasOwnProperty":3}';
-    const text = wrap(data).replace('"created_at":1749132727000', '"created_at":1749132727000,"__proto__":{"polluted":true},"constructor":"c"');
+    const data =
+      '{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},"prototype":1,"toString":2,"hasOwnProperty":3}';
+    const text = wrap(data).replace(
+      '"created_at":1749132727000',
+      '"created_at":1749132727000,"__proto__":{"polluted":true},"constructor":"c"',
+    );
     const env = EnvelopeCodec.decode(text).envelope;
     const d = env.data as Record<string, unknown>;
     const meta = env.meta as Record<string, unknown>;
@@ -143,7 +156,9 @@ describe('prototype-named keys', () => {
 
 describe('strings', () => {
   it('decodes every escape and re-emits the value with only the required escapes', () => {
-    const env = EnvelopeCodec.decode(wrap('{"s":"\\"\\\\\\/\\b\\f\\n\\r\\t\\u0041\\u00e9\\u2603\\ud83d\\ude00"}')).envelope;
+    const env = EnvelopeCodec.decode(
+      wrap('{"s":"\\"\\\\\\/\\b\\f\\n\\r\\t\\u0041\\u00e9\\u2603\\ud83d\\ude00"}'),
+    ).envelope;
     expect((env.data as { s: string }).s).toBe('"\\/\b\f\n\r\tAé☃😀');
     expect(EnvelopeCodec.encode(env)).toContain('"data":{"s":"\\"\\\\/\\b\\f\\n\\r\\tAé☃😀"}');
   });
@@ -171,29 +186,62 @@ describe('strings', () => {
 });
 
 it('reports an unterminated string', () => {
-  expect(EnvelopeCodec.decode('{"s":"abc').error).toBe('payload is not valid JSON: unterminated string at end of input');
+  expect(EnvelopeCodec.decode('{"s":"abc').error).toBe(
+    'payload is not valid JSON: unterminated string at end of input',
+  );
   expect(EnvelopeCodec.decode('{"s":"a\\').error).toMatch(/^payload is not valid JSON: /);
 });
 
 describe('strict grammar (agrees with JSON.parse)', () => {
   it.each([
-    '{"a":01}', '{"a":1.}', '{"a":.5}', '{"a":+1}', '{"a":1e}', '{"a":1e+}', '{"a":-}', '{"a":0x10}',
-    '{"a":NaN}', '{"a":Infinity}', '{"a":tru}', '{"a":nul}', '{"a":1,}', '[1,]', '{"a" 1}', '{,}', '{"a":1 "b":2}',
-    '{"a":[1 2]}', '{a:1}', '{"a":1}}', '\u00a0{}', '{}\u00a0', '\u000b{}', '{"a":"\\u"}', '/*c*/{}',
+    '{"a":01}',
+    '{"a":1.}',
+    '{"a":.5}',
+    '{"a":+1}',
+    '{"a":1e}',
+    '{"a":1e+}',
+    '{"a":-}',
+    '{"a":0x10}',
+    '{"a":NaN}',
+    '{"a":Infinity}',
+    '{"a":tru}',
+    '{"a":nul}',
+    '{"a":1,}',
+    '[1,]',
+    '{"a" 1}',
+    '{,}',
+    '{"a":1 "b":2}',
+    '{"a":[1 2]}',
+    '{a:1}',
+    '{"a":1}}',
+    '\u00a0{}',
+    '{}\u00a0',
+    '\u000b{}',
+    '{"a":"\\u"}',
+    '/*c*/{}',
   ])('rejects %j', (input) => {
     expect(() => JSON.parse(input)).toThrow(SyntaxError);
     expect(parseJson(input).ok).toBe(false);
     expect(EnvelopeCodec.decode(input).error).toMatch(/^payload is not valid JSON: /);
   });
 
-  it.each(['{}', '[]', ' {"a" : [ 1 , { } , "x" ] } ', '0', '-0', '1E-2', 'true', 'false', 'null', '"\\u0000"', '[[[]]]'])(
-    'parses %j to what JSON.parse gives',
-    (input) => {
-      const result = parseJson(input);
-      expect(result.ok).toBe(true);
-      if (result.ok) expect(result.value).toStrictEqual(JSON.parse(input));
-    },
-  );
+  it.each([
+    '{}',
+    '[]',
+    ' {"a" : [ 1 , { } , "x" ] } ',
+    '0',
+    '-0',
+    '1E-2',
+    'true',
+    'false',
+    'null',
+    '"\\u0000"',
+    '[[[]]]',
+  ])('parses %j to what JSON.parse gives', (input) => {
+    const result = parseJson(input);
+    expect(result.ok).toBe(true);
+    if (result.ok) expect(result.value).toStrictEqual(JSON.parse(input));
+  });
 });
 
 describe('both parse paths', () => {
@@ -230,8 +278,14 @@ describe('depth cap', () => {
   });
 
   it(`returns an error past ${MAX_DEPTH} levels instead of overflowing the stack`, () => {
-    expect(parseJson(nested(MAX_DEPTH + 1))).toEqual({ ok: false, error: expect.stringMatching(/nesting deeper than 512 levels/) });
-    expect(parseJson(`{"a":${nested(MAX_DEPTH)}}`)).toEqual({ ok: false, error: expect.stringMatching(/nesting deeper/) });
+    expect(parseJson(nested(MAX_DEPTH + 1))).toEqual({
+      ok: false,
+      error: expect.stringMatching(/nesting deeper than 512 levels/),
+    });
+    expect(parseJson(`{"a":${nested(MAX_DEPTH)}}`)).toEqual({
+      ok: false,
+      error: expect.stringMatching(/nesting deeper/),
+    });
     const result = EnvelopeCodec.decode(wrap(`{"a":${nested(100_000)}}`));
     expect(result.error).toMatch(/^payload is not valid JSON: nesting deeper than 512 levels/);
     expect(EnvelopeCodec.decode('{"a":'.repeat(100_000)).error).toMatch(/nesting deeper/);

@@ -18,7 +18,16 @@ const retry = (text: string): Record<string, unknown> => {
 
 describe('unknown keys (17, 18)', () => {
   it('survive decode → attempts+1 → encode at the root and in meta, with the same JSON types', () => {
-    const unknown = { s: 'x', n: 1.5, b: false, z: null, arr: [1, { a: [] }], obj: { k: {} }, empty_arr: [], empty_obj: {} };
+    const unknown = {
+      s: 'x',
+      n: 1.5,
+      b: false,
+      z: null,
+      arr: [1, { a: [] }],
+      obj: { k: {} },
+      empty_arr: [],
+      empty_obj: {},
+    };
     const env = { ...base, meta: { ...base.meta, ...unknown }, ...unknown };
     const out = retry(JSON.stringify(env));
     expect(out).toStrictEqual({ ...env, attempts: 1 });
@@ -44,11 +53,21 @@ describe('unknown keys (17, 18)', () => {
 
 describe('forbidden keys (19)', () => {
   it('lists the five pointers', () => {
-    expect(FORBIDDEN_KEY_POINTERS).toEqual(['/timestamp', '/meta/max_retries', '/meta/attempts', '/meta/source', '/meta/ts']);
+    expect(FORBIDDEN_KEY_POINTERS).toEqual([
+      '/timestamp',
+      '/meta/max_retries',
+      '/meta/attempts',
+      '/meta/source',
+      '/meta/ts',
+    ]);
   });
 
   it('are dropped on decode with one warning per key naming its pointer; decode still succeeds', () => {
-    const env = { ...base, timestamp: 1, meta: { ...base.meta, max_retries: 5, attempts: 3, source: 'laravel', ts: 9 } };
+    const env = {
+      ...base,
+      timestamp: 1,
+      meta: { ...base.meta, max_retries: 5, attempts: 3, source: 'laravel', ts: 9 },
+    };
     const hooked: string[] = [];
     const result = EnvelopeCodec.decode(JSON.stringify(env), { onWarning: (m) => hooked.push(m) });
     const expected = FORBIDDEN_KEY_POINTERS.map((p) => `dropped forbidden envelope key '${p}'`);
@@ -60,7 +79,11 @@ describe('forbidden keys (19)', () => {
   });
 
   it('are never written by encode, even when the caller put them there', () => {
-    const env = { ...base, timestamp: 1, meta: { ...base.meta, max_retries: 5, attempts: 3, source: 's', ts: 9, kept: 1 } };
+    const env = {
+      ...base,
+      timestamp: 1,
+      meta: { ...base.meta, max_retries: 5, attempts: 3, source: 's', ts: 9, kept: 1 },
+    };
     const out = JSON.parse(EnvelopeCodec.encode(env));
     expect(out).toStrictEqual({ ...base, meta: { ...base.meta, kept: 1 } });
   });
@@ -90,7 +113,9 @@ describe('EnvelopeCodec.withAttempts', () => {
   });
 
   it.each([[1.5], [NaN], [Infinity], ['1']])('throws on the non-integer %p', (attempts) => {
-    expect(() => EnvelopeCodec.withAttempts(EnvelopeCodec.make('urn:a'), attempts as number)).toThrow(/attempts must be an integer/);
+    expect(() => EnvelopeCodec.withAttempts(EnvelopeCodec.make('urn:a'), attempts as number)).toThrow(
+      /attempts must be an integer/,
+    );
   });
 
   it('takes integers that accepts() lets through (negative, beyond 2^53) without throwing', () => {

@@ -93,7 +93,16 @@ describe('EnvelopeCodec.encode', () => {
   });
 
   it('puts the canonical keys first whatever order the object has, unknown keys after (5)', () => {
-    const shuffled = { extra: true, attempts: 2, meta: env.meta, dead_letter: { reason: 'failed' }, data: {}, trace_id: 't', job: 'j', more: [1] };
+    const shuffled = {
+      extra: true,
+      attempts: 2,
+      meta: env.meta,
+      dead_letter: { reason: 'failed' },
+      data: {},
+      trace_id: 't',
+      job: 'j',
+      more: [1],
+    };
     const keys = Object.keys(JSON.parse(EnvelopeCodec.encode(shuffled)));
     expect(keys).toEqual(['job', 'trace_id', 'data', 'meta', 'attempts', 'dead_letter', 'extra', 'more']);
   });
@@ -129,9 +138,19 @@ describe('EnvelopeCodec.encode', () => {
   });
 
   it('follows JSON.stringify for non-JSON values in data', () => {
-    const data = { u: undefined, f: () => 1, d: new Date(0), arr: [undefined, () => 1], nan: NaN, inf: -Infinity, big: 12n ** 20n };
+    const data = {
+      u: undefined,
+      f: () => 1,
+      d: new Date(0),
+      arr: [undefined, () => 1],
+      nan: NaN,
+      inf: -Infinity,
+      big: 12n ** 20n,
+    };
     const text = EnvelopeCodec.encode(EnvelopeCodec.make('urn:a', data));
-    expect(text).toContain(`"data":{"d":"1970-01-01T00:00:00.000Z","arr":[null,null],"nan":null,"inf":null,"big":${(12n ** 20n).toString()}}`);
+    expect(text).toContain(
+      `"data":{"d":"1970-01-01T00:00:00.000Z","arr":[null,null],"nan":null,"inf":null,"big":${(12n ** 20n).toString()}}`,
+    );
   });
 
   it('throws a BabelQueueError on a cycle and on a non-object envelope', () => {
@@ -144,6 +163,8 @@ describe('EnvelopeCodec.encode', () => {
 
   it('writes a shared (non-cyclic) object twice', () => {
     const shared = { k: 1 };
-    expect(EnvelopeCodec.encode(EnvelopeCodec.make('urn:a', { a: shared, b: shared }))).toContain('"data":{"a":{"k":1},"b":{"k":1}}');
+    expect(EnvelopeCodec.encode(EnvelopeCodec.make('urn:a', { a: shared, b: shared }))).toContain(
+      '"data":{"a":{"k":1},"b":{"k":1}}',
+    );
   });
 });

@@ -66,7 +66,8 @@ describe('strict UTF-8', () => {
       expect(firstInvalidUtf8(Uint8Array.of(a)) === -1).toBe(isUtf8(Uint8Array.of(a)));
       for (let b = 0; b < 256; b += 1) {
         const two = Uint8Array.of(a, b);
-        if ((firstInvalidUtf8(two) === -1) !== isUtf8(two)) throw new Error(`disagree on ${a.toString(16)} ${b.toString(16)}`);
+        if ((firstInvalidUtf8(two) === -1) !== isUtf8(two))
+          throw new Error(`disagree on ${a.toString(16)} ${b.toString(16)}`);
       }
     }
   });
