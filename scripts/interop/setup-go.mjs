@@ -55,8 +55,13 @@ export function goPins(goMod = fs.readFileSync(path.join(sourceDir, 'go.mod'), '
 
 /** A proxy answer that says the SDK module (version) does not exist there; a timeout is not one. */
 function unavailable(stderr) {
-  const lines = stderr.split('\n').filter((line) => SDK_MODULES.some((m) => line.includes(m)) && /\b(403|404|410)\b/.test(line));
-  return lines.length ? lines.map((line) => line.trim()).join(' | ') : null;
+  const answers = new Map();
+  for (const line of stderr.split('\n')) {
+    const match = /(github\.com\/babelqueue\/babelqueue-go(?:\/\w+)?@v\S+): reading (\S+): (40[34]|410)\s*([A-Za-z ]*)/.exec(line);
+    if (match) answers.set(match[1], `${match[3]} ${match[4].trim()} (${match[2]})`);
+  }
+  if (answers.size === 0) return null;
+  return [...answers].map(([module, answer]) => `${module} → ${answer}`).join('; ');
 }
 
 /**
@@ -91,7 +96,7 @@ export async function ensureGoPeer() {
       const answer = unavailable(result.stderr);
       if (answer) {
         throw new InteropSetupError(
-          `the Go BabelQueue SDK cannot be had from the Go module proxy (GOPROXY=${run(toolchain.go, ['env', 'GOPROXY']).stdout.trim()}): ${answer}`,
+          `the Go BabelQueue SDK is not on the Go module proxy (GOPROXY=${run(toolchain.go, ['env', 'GOPROXY']).stdout.trim()}): ${answer}`,
           { code: 'SDK_UNAVAILABLE', details: result.stderr },
         );
       }

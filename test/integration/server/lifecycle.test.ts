@@ -4,8 +4,9 @@ import { Controller, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ctx, Payload } from '@nestjs/microservices';
 import { BabelContext, BabelHandler, BabelPulsarServer, EnvelopeCodec, pulsarProperties } from '../../../lib/index.js';
-import type { PulsarWebSocketClient } from '../../../lib/pulsar/websocket/index.js';
-import { backlog, newClient, sleep, uniqueTopic, waitFor } from '../../support/broker.js';
+import { PulsarWebSocketClient } from '../../../lib/pulsar/websocket/index.js';
+import { backlog, newClient, sleep, uniqueTopic, waitFor, webUrl } from '../../support/broker.js';
+import { TcpProxy } from '../websocket/support/tcp-proxy.js';
 import { quietLogger, startService } from '../../support/nest-app.js';
 
 jest.setTimeout(90_000);
@@ -177,5 +178,38 @@ describe('BabelPulsarServer lifecycle (real broker)', () => {
     expect(String((error as Error).message)).toMatch(/no-such-tenant/);
     expect(statuses).toEqual(['disconnected']);
     await server.close();
+  });
+
+  it('reports reconnecting while the broker is unreachable, then connected, and keeps consuming', async () => {
+    const { hostname, port } = new URL(webUrl());
+    const proxy = new TcpProxy(hostname, Number(port));
+    await proxy.start();
+    const flaky = new PulsarWebSocketClient({ serviceUrl: proxy.url, reconnect: { initialDelayMs: 100, maxDelayMs: 500 } });
+    const topic = uniqueTopic('status');
+    const seen: string[] = [];
+    @Controller()
+    class Orders {
+      @BabelHandler('urn:babel:orders:created')
+      created(@Ctx() ctx: BabelContext) {
+        seen.push(ctx.getEnvelope().meta.id);
+      }
+    }
+    const service = await startService([Orders], { client: flaky, topics: topic });
+    const statuses: string[] = [];
+    service.server.status.subscribe((status) => statuses.push(status));
+    try {
+      proxy.pause();
+      proxy.dropAll();
+      await waitFor('reconnecting', () => statuses.includes('reconnecting'));
+      proxy.resume();
+      await waitFor('connected again', () => statuses.at(-1) === 'connected' && statuses.length >= 3);
+      const [id] = await publishMany(topic, 'urn:babel:orders:created', 1);
+      await waitFor('the message after the reconnect', () => seen.includes(id!));
+      expect(statuses.slice(0, 3)).toEqual(['connected', 'reconnecting', 'connected']);
+    } finally {
+      await service.close();
+      await flaky.close();
+      await proxy.stop();
+    }
   });
 });
