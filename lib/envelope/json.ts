@@ -473,7 +473,7 @@ function writeValue(
     try {
       return JSON.stringify(value);
     } catch {
-      // a toJSON result with a bigint, say: the JS writer below handles it
+      // e.g. a throwing getter: the JS writer below meets it again and lets it surface
     }
   }
   const toJSON = (value as { toJSON?: unknown }).toJSON;

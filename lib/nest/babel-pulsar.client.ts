@@ -1,4 +1,4 @@
-import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { ClientProxy, type ReadPacket, type WritePacket } from '@nestjs/microservices';
 import { EventEmitter } from 'node:events';
 import { Observable, throwError } from 'rxjs';
@@ -97,12 +97,10 @@ const SEND_UNSUPPORTED =
  * Usable without the module: `new BabelPulsarClient({ client, topic })` or `new BabelPulsarClient({ serviceUrl, topic })`
  * (also as a `ClientsModule` `customClass`).
  */
+// Status stays `string` in the base type so that the class is a `Type<ClientProxy>` (a ClientsModule customClass);
+// the values are BabelClientStatus.
 @Injectable()
-export class BabelPulsarClient
-  extends ClientProxy<BabelClientEvents, BabelClientStatus>
-  implements OnApplicationShutdown
-{
-  private readonly logger = new Logger(BabelPulsarClient.name);
+export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements OnApplicationShutdown {
   private readonly events = new EventEmitter();
   private readonly defaultTopic: string | undefined;
   private client: PulsarClientLike | undefined;
@@ -158,7 +156,7 @@ export class BabelPulsarClient
     this.assertOpen();
     const client = await this.ensureClient();
     if (this.defaultTopic !== undefined) await this.producers().producerFor(this.defaultTopic);
-    this._status$.next('connected');
+    this.setStatus('connected');
     return client;
   }
 
@@ -196,7 +194,7 @@ export class BabelPulsarClient
         const client = this.client ?? (await this.connecting?.catch(() => undefined));
         await client?.close();
       }
-      this._status$.next('closed');
+      this.setStatus('closed');
     })();
     return this.closing;
   }
@@ -245,7 +243,7 @@ export class BabelPulsarClient
       this.events.emit('error', failure);
       throw failure;
     }
-    this._status$.next('connected');
+    this.setStatus('connected');
     return id;
   }
 
@@ -323,11 +321,15 @@ export class BabelPulsarClient
       },
       (error: unknown) => {
         this.connecting = null; // the next call tries again
-        this._status$.next('disconnected');
+        this.setStatus('disconnected');
         throw error;
       },
     );
     return this.connecting;
+  }
+
+  private setStatus(status: BabelClientStatus): void {
+    this._status$.next(status);
   }
 
   private assertOpen(): void {

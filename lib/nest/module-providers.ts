@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { BabelQueueHooks } from '../consumer/index.js';
+import { BabelQueueError } from '../envelope/index.js';
 import { createPulsarClient } from '../pulsar/client-factory.js';
 import { BabelPulsarClient } from './babel-pulsar.client.js';
 import { BabelPulsarServer } from './babel-pulsar.server.js';
@@ -66,7 +67,7 @@ export class BabelQueueHooksHost implements OnModuleInit {
           return await this.moduleRef.create(hooks.type);
         } catch (error) {
           this.instance = null;
-          throw new Error(
+          throw new BabelQueueError(
             `BabelQueueModule could not create the hooks class ${hooks.type.name}: register it as a provider in one of your ` +
               `modules, or make its dependencies available to BabelQueueModule (global modules or forRootAsync imports). ` +
               `${error instanceof Error ? error.message : String(error)}`,

@@ -57,7 +57,7 @@ export async function withLock(lockDir, fn, { staleMs = 15 * 60_000, waitMs = 20
       break;
     } catch (error) {
       if (error.code !== 'EEXIST') throw error;
-      let age = 0;
+      let age;
       try {
         age = Date.now() - fs.statSync(lockDir).mtimeMs;
       } catch {

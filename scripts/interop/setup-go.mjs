@@ -27,15 +27,21 @@ function findGo(goMod) {
   const install = `Install Go >= ${major}.${minor} (https://go.dev/dl/ or your package manager) or point BQ_INTEROP_GO at one.`;
   const probe = run(go, ['env', 'GOVERSION']);
   if (probe.error || probe.status !== 0) {
-    throw new InteropSetupError(`the Go interop peer needs the Go toolchain, but "${go}" cannot be run (${probe.error?.code ?? probe.stderr.trim()})`, {
-      code: 'GO_MISSING',
-      hint: install,
-    });
+    throw new InteropSetupError(
+      `the Go interop peer needs the Go toolchain, but "${go}" cannot be run (${probe.error?.code ?? probe.stderr.trim()})`,
+      {
+        code: 'GO_MISSING',
+        hint: install,
+      },
+    );
   }
   const version = probe.stdout.trim().replace(/^go/, '');
   const [vMajor, vMinor] = version.split('.').map(Number);
   if (vMajor < major || (vMajor === major && vMinor < minor)) {
-    throw new InteropSetupError(`"${go}" is Go ${version}; the peer's go.mod needs >= ${major}.${minor}`, { code: 'GO_MISSING', hint: install });
+    throw new InteropSetupError(`"${go}" is Go ${version}; the peer's go.mod needs >= ${major}.${minor}`, {
+      code: 'GO_MISSING',
+      hint: install,
+    });
   }
   return { go, version };
 }
@@ -57,7 +63,8 @@ export function goPins(goMod = fs.readFileSync(path.join(sourceDir, 'go.mod'), '
 function unavailable(stderr) {
   const answers = new Map();
   for (const line of stderr.split('\n')) {
-    const match = /(github\.com\/babelqueue\/babelqueue-go(?:\/\w+)?@v\S+): reading (\S+): (40[34]|410)\s*([A-Za-z ]*)/.exec(line);
+    const match =
+      /(github\.com\/babelqueue\/babelqueue-go(?:\/\w+)?@v\S+): reading (\S+): (40[34]|410)\s*([A-Za-z ]*)/.exec(line);
     if (match) answers.set(match[1], `${match[3]} ${match[4].trim()} (${match[2]})`);
   }
   if (answers.size === 0) return null;
@@ -70,7 +77,10 @@ function unavailable(stderr) {
  * there), BUILD_FAILED (anything else, e.g. no network on the first run).
  */
 export async function ensureGoPeer() {
-  const files = fs.readdirSync(sourceDir).filter((f) => f === 'go.mod' || f === 'go.sum' || f.endsWith('.go')).sort();
+  const files = fs
+    .readdirSync(sourceDir)
+    .filter((f) => f === 'go.mod' || f === 'go.sum' || f.endsWith('.go'))
+    .sort();
   const contents = files.map((f) => fs.readFileSync(path.join(sourceDir, f)));
   const goMod = fs.readFileSync(path.join(sourceDir, 'go.mod'), 'utf8');
   const pins = goPins(goMod);
@@ -88,9 +98,17 @@ export async function ensureGoPeer() {
     fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(build, { recursive: true });
     files.forEach((file, i) => fs.writeFileSync(path.join(build, file), contents[i]));
-    log(`building the Go peer (${Object.entries(pins).map(([m, v]) => `${m}@${v}`).join(', ')}) with Go ${toolchain.version}`);
+    log(
+      `building the Go peer (${Object.entries(pins)
+        .map(([m, v]) => `${m}@${v}`)
+        .join(', ')}) with Go ${toolchain.version}`,
+    );
     const env = { ...process.env, GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local', CGO_ENABLED: '0' };
-    const result = run(toolchain.go, ['build', '-trimpath', '-o', binary, '.'], { cwd: build, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const result = run(toolchain.go, ['build', '-trimpath', '-o', binary, '.'], {
+      cwd: build,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     if (result.status !== 0) {
       fs.rmSync(dir, { recursive: true, force: true });
       const answer = unavailable(result.stderr);
@@ -100,10 +118,13 @@ export async function ensureGoPeer() {
           { code: 'SDK_UNAVAILABLE', details: result.stderr },
         );
       }
-      throw new InteropSetupError(`go build of the interop peer failed:\n${result.stderr.trim().split('\n').slice(-20).join('\n')}`, {
-        code: 'BUILD_FAILED',
-        hint: 'The first run needs the Go module proxy (GOPROXY) to download the pinned modules.',
-      });
+      throw new InteropSetupError(
+        `go build of the interop peer failed:\n${result.stderr.trim().split('\n').slice(-20).join('\n')}`,
+        {
+          code: 'BUILD_FAILED',
+          hint: 'The first run needs the Go module proxy (GOPROXY) to download the pinned modules.',
+        },
+      );
     }
     fs.writeFileSync(marker, `${JSON.stringify(pins)}\n`);
     return describe(false);
@@ -115,7 +136,9 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     process.stdout.write(`${JSON.stringify({ ok: true, ...(await ensureGoPeer()) })}\n`);
   } catch (error) {
     process.stderr.write(`${error.message}\n`);
-    process.stdout.write(`${JSON.stringify({ ok: false, code: error.code ?? 'SETUP_FAILED', reason: error.message })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ ok: false, code: error.code ?? 'SETUP_FAILED', reason: error.message })}\n`,
+    );
     process.exit(1);
   }
 }

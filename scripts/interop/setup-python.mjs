@@ -35,10 +35,13 @@ function findPython() {
     'Install Python >= 3.9 with the venv module (Debian/Ubuntu: apt-get install python3 python3-venv; ' +
     'or pyenv/python.org), or point BQ_INTEROP_PYTHON at one.';
   if (probe.error) {
-    throw new InteropSetupError(`the Python interop peer needs Python, but "${python}" cannot be run (${probe.error.code ?? probe.error.message})`, {
-      code: 'PYTHON_MISSING',
-      hint: install,
-    });
+    throw new InteropSetupError(
+      `the Python interop peer needs Python, but "${python}" cannot be run (${probe.error.code ?? probe.error.message})`,
+      {
+        code: 'PYTHON_MISSING',
+        hint: install,
+      },
+    );
   }
   if (probe.status !== 0) {
     throw new InteropSetupError(`"${python}" has no working venv/ensurepip module:\n${probe.stderr.trim()}`, {
@@ -65,7 +68,9 @@ function verify(venvPython, pins) {
   ]);
   if (check.status !== 0) return null;
   const versions = JSON.parse(check.stdout.trim());
-  return versions.babelqueue === pins.babelqueue && versions['pulsar-client'] === pins['pulsar-client'] ? versions : null;
+  return versions.babelqueue === pins.babelqueue && versions['pulsar-client'] === pins['pulsar-client']
+    ? versions
+    : null;
 }
 
 /**
@@ -83,7 +88,14 @@ export async function ensurePythonPeer() {
   );
   const venvPython = path.join(venv, 'bin', 'python');
   const marker = path.join(venv, '.bq-interop-ready');
-  const describe = (versions, cached) => ({ sdk: 'python', python: venvPython, peer: pythonPeerScript, versions, venv, cached });
+  const describe = (versions, cached) => ({
+    sdk: 'python',
+    python: venvPython,
+    peer: pythonPeerScript,
+    versions,
+    venv,
+    cached,
+  });
 
   if (fs.existsSync(marker)) {
     const versions = verify(venvPython, pins);
@@ -103,20 +115,38 @@ export async function ensurePythonPeer() {
         hint: 'Install the venv module (Debian/Ubuntu: apt-get install python3-venv).',
       });
     }
-    log(`pip install -r ${path.relative(process.cwd(), requirementsFile)} (babelqueue[pulsar]==${pins.babelqueue}, pulsar-client==${pins['pulsar-client']})`);
+    log(
+      `pip install -r ${path.relative(process.cwd(), requirementsFile)} (babelqueue[pulsar]==${pins.babelqueue}, pulsar-client==${pins['pulsar-client']})`,
+    );
     const pip = run(
       venvPython,
-      ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--progress-bar', 'off', '-r', requirementsFile],
+      [
+        '-m',
+        'pip',
+        'install',
+        '--disable-pip-version-check',
+        '--no-input',
+        '--progress-bar',
+        'off',
+        '-r',
+        requirementsFile,
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     if (pip.status !== 0) {
-      throw new InteropSetupError(`pip could not install the pinned Python SDK:\n${pip.stderr.trim().split('\n').slice(-15).join('\n')}`, {
-        code: 'PIP_FAILED',
-        hint: 'The interop suite needs PyPI (or a mirror via PIP_INDEX_URL) on the first run.',
-      });
+      throw new InteropSetupError(
+        `pip could not install the pinned Python SDK:\n${pip.stderr.trim().split('\n').slice(-15).join('\n')}`,
+        {
+          code: 'PIP_FAILED',
+          hint: 'The interop suite needs PyPI (or a mirror via PIP_INDEX_URL) on the first run.',
+        },
+      );
     }
     const versions = verify(venvPython, pins);
-    if (!versions) throw new InteropSetupError(`the venv at ${venv} does not import babelqueue ${pins.babelqueue} / pulsar-client ${pins['pulsar-client']}`);
+    if (!versions)
+      throw new InteropSetupError(
+        `the venv at ${venv} does not import babelqueue ${pins.babelqueue} / pulsar-client ${pins['pulsar-client']}`,
+      );
     fs.writeFileSync(marker, `${JSON.stringify(versions)}\n`);
     return describe(versions, false);
   });
@@ -127,7 +157,9 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     process.stdout.write(`${JSON.stringify({ ok: true, ...(await ensurePythonPeer()) })}\n`);
   } catch (error) {
     process.stderr.write(`${error.message}\n`);
-    process.stdout.write(`${JSON.stringify({ ok: false, code: error.code ?? 'SETUP_FAILED', reason: error.message })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ ok: false, code: error.code ?? 'SETUP_FAILED', reason: error.message })}\n`,
+    );
     process.exit(1);
   }
 }

@@ -24,10 +24,14 @@ for (const sdk of wanted) {
   const started = Date.now();
   try {
     const peer = await setups[sdk]();
-    console.log(`${sdk}: ready in ${Date.now() - started} ms${peer.cached ? ' (cached)' : ''} — ${JSON.stringify(peer.versions)}`);
+    console.log(
+      `${sdk}: ready in ${Date.now() - started} ms${peer.cached ? ' (cached)' : ''} — ${JSON.stringify(peer.versions)}`,
+    );
   } catch (error) {
     const tolerated = error.code === 'SDK_UNAVAILABLE' && !required.includes(sdk) && !required.includes('all');
-    console[tolerated ? 'warn' : 'error'](`${sdk}: ${tolerated ? 'NOT AVAILABLE' : 'FAILED'} (${error.code ?? 'error'}): ${error.message}`);
+    console[tolerated ? 'warn' : 'error'](
+      `${sdk}: ${tolerated ? 'NOT AVAILABLE' : 'FAILED'} (${error.code ?? 'error'}): ${error.message}`,
+    );
     if (!tolerated) failed = true;
   }
 }

@@ -8,13 +8,20 @@ import path from 'node:path';
 import { repoRoot } from './common.mjs';
 
 const FEATURES = [
-  ['envelope', 'Envelope fields arrive exactly (URN; data with non-ASCII text, integers, 0.5, booleans, null, nesting; trace_id; meta.id; meta.lang; attempts)'],
+  [
+    'envelope',
+    'Envelope fields arrive exactly (URN; data with non-ASCII text, integers, 0.5, booleans, null, nesting; trace_id; meta.id; meta.lang; attempts)',
+  ],
   ['properties', 'bq-* properties written by the producer, visible to the consumer'],
   ['routing', 'Consumer routes on bq-job when it differs from the body job'],
   ['delay', 'Delayed publish honoured (Shared subscription: not before the delay, arrives after)'],
   ['retry', 'A retried message shows the right attempt count on the other side'],
   ['dead-letter', "A dead-letter record decodes with the other side's codec (accepted, dead_letter block intact)"],
   ['trace', 'One trace_id kept across three hops'],
+  [
+    'numbers',
+    'Exact numbers (integer > 2^53, 1.0, -0.0, 1e-07) written by the peer survive our retry copy byte for byte',
+  ],
 ];
 const SDKS = [
   ['python', 'Python'],
@@ -32,7 +39,8 @@ if (!fs.existsSync(file)) {
 }
 const data = JSON.parse(fs.readFileSync(file, 'utf8'));
 const results = data.results ?? [];
-const find = (sdk, direction, feature) => results.find((r) => r.sdk === sdk && r.direction === direction && r.feature === feature);
+const find = (sdk, direction, feature) =>
+  results.find((r) => r.sdk === sdk && r.direction === direction && r.feature === feature);
 const sdksPresent = SDKS.filter(([sdk]) => results.some((r) => r.sdk === sdk) || data.sdks?.[sdk]);
 const directionLabel = (name, direction) => (direction === 'to-peer' ? `Node → ${name}` : `${name} → Node`);
 const cell = (text) => String(text).replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -54,7 +62,9 @@ const versions = sdksPresent.map(([sdk, name]) => {
     .join(', ');
   return `${name}: ${pins}`;
 });
-lines.push(`Interop proven against a real Apache Pulsar broker (run ${String(data.updatedAt).slice(0, 10)}; this library over the WebSocket API, the peers over the binary protocol).`);
+lines.push(
+  `Interop proven against a real Apache Pulsar broker (run ${String(data.updatedAt).slice(0, 10)}; this library over the WebSocket API, the peers over the binary protocol).`,
+);
 lines.push('');
 for (const v of versions) lines.push(`- ${v}`);
 lines.push('');
@@ -80,7 +90,9 @@ for (const [feature, title] of FEATURES) {
   lines.push(`| ${row.map(cell).join(' | ')} |`);
 }
 lines.push('');
-lines.push('"Node → X": this library publishes (BabelPulsarClient, or our server\'s retry / dead-letter writes) and the X SDK consumes; "X → Node": the X SDK publishes and our Nest microservice (BabelPulsarServer, @BabelHandler) consumes. For the trace row the message makes three hops, starting on the side named first.');
+lines.push(
+  '"Node → X": this library publishes (BabelPulsarClient, or our server\'s retry / dead-letter writes) and the X SDK consumes; "X → Node": the X SDK publishes and our Nest microservice (BabelPulsarServer, @BabelHandler) consumes. For the trace row the message makes three hops, starting on the side named first.',
+);
 lines.push('');
 for (const [i, text] of notes.entries()) lines.push(`[^${i + 1}]: ${cell(text)}`);
 
@@ -95,7 +107,9 @@ if (!matrixOnly) {
       for (const direction of DIRECTIONS) {
         const entry = find(sdk, direction, feature);
         if (!entry) continue;
-        lines.push(`| ${name} | ${directionLabel(name, direction)} | ${feature} | ${ICON[entry.status] ?? entry.status} | ${cell(entry.evidence)} |`);
+        lines.push(
+          `| ${name} | ${directionLabel(name, direction)} | ${feature} | ${ICON[entry.status] ?? entry.status} | ${cell(entry.evidence)} |`,
+        );
       }
     }
   }

@@ -17,7 +17,11 @@ const types = {
   yes: 'bool',
   no: 'bool',
   nothing: 'nil',
-  nested: { list: ['float64', 'string', { three: 'float64' }, [], 'nil'], empty: {}, deeper: { a: { b: { c: 'string' } } } },
+  nested: {
+    list: ['float64', 'string', { three: 'float64' }, [], 'nil'],
+    empty: {},
+    deeper: { a: { b: { c: 'string' } } },
+  },
 };
 
 defineInteropSuite({
@@ -27,5 +31,7 @@ defineInteropSuite({
   dataTypes: types,
   failureException: '*errors.errorString',
   routedPublish: 'the Go SDK has no API to publish with a bq-job other than the body job',
-  delayedPublish: { unsupported: 'the Go SDK has no delayed publish for Pulsar (App.Publish / Transport.Publish take no delay)' },
+  delayedPublish: {
+    unsupported: 'the Go SDK has no delayed publish for Pulsar (App.Publish / Transport.Publish take no delay)',
+  },
 });

@@ -281,6 +281,21 @@ describe('BabelQueueModule (live broker)', () => {
     await waitFor('onUnknownUrn', () => journal.unknown.length > 0);
   });
 
+  it('a hooks class whose dependencies cannot be resolved fails the start-up, saying what to do', async () => {
+    @Injectable()
+    class Unavailable {}
+    @Injectable()
+    class NeedyHooks implements BabelQueueHooks {
+      constructor(@Inject(Unavailable) readonly unavailable: Unavailable) {}
+      onError() {}
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [BabelQueueModule.forRoot({ serviceUrl: webUrl(), topic: uniqueTopic('needy'), hooks: NeedyHooks })],
+    }).compile();
+    await expect(moduleRef.init()).rejects.toThrow(/could not create the hooks class NeedyHooks: register it as a provider/);
+    await moduleRef.close();
+  });
+
   it('hooks as a plain object keep their `this`', async () => {
     const topic = uniqueTopic('hooks-object');
     const seen: string[] = [];

@@ -38,7 +38,9 @@ export function setupPeer(sdk: PeerSdk): PeerSetup {
   return {
     ok: false,
     code: last?.code ?? 'SETUP_FAILED',
-    reason: last?.reason ?? `setup-${sdk}.mjs exited with ${result.status}: ${(result.stderr ?? '').trim() || result.error?.message}`,
+    reason:
+      last?.reason ??
+      `setup-${sdk}.mjs exited with ${result.status}: ${(result.stderr ?? '').trim() || result.error?.message}`,
   };
 }
 
@@ -95,11 +97,20 @@ const jsonLines = (text: string): any[] =>
     .map((line) => JSON.parse(line));
 
 /** `peer produce`: publishes each message with the SDK and returns what it printed. */
-export function peerProduce(peer: PeerInfo, topic: string, messages: PeerMessage[], timeoutMs = 30_000): Promise<ProducedLine[]> {
+export function peerProduce(
+  peer: PeerInfo,
+  topic: string,
+  messages: PeerMessage[] | string,
+  timeoutMs = 30_000,
+): Promise<ProducedLine[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(peer.command, [...peer.args, 'produce', '--service-url', serviceUrl(), '--topic', topic, '--input', '-'], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      peer.command,
+      [...peer.args, 'produce', '--service-url', serviceUrl(), '--topic', topic, '--input', '-'],
+      {
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
@@ -114,7 +125,8 @@ export function peerProduce(peer: PeerInfo, topic: string, messages: PeerMessage
       }
       resolve(jsonLines(stdout).filter((line) => line.event === 'produced'));
     });
-    child.stdin.end(JSON.stringify(messages));
+    // A string is sent as is: JSON text with numbers JavaScript cannot hold (2^64, 1.0).
+    child.stdin.end(typeof messages === 'string' ? messages : JSON.stringify(messages));
   });
 }
 
@@ -188,7 +200,9 @@ export async function startPeerConsumer(peer: PeerInfo, options: ConsumeOptions)
       else {
         const error = new Error(
           `${peer.sdk} peer consume on ${options.topic} ended with ${code ?? signal} after ${records.length} handler call(s)\n` +
-            `${jsonLines(stdout).map((l) => JSON.stringify(l)).join('\n')}\n${stderr.trim()}`,
+            `${jsonLines(stdout)
+              .map((l) => JSON.stringify(l))
+              .join('\n')}\n${stderr.trim()}`,
         ) as Error & { records?: PeerRecord[] };
         error.records = records;
         reject(error);
@@ -198,7 +212,10 @@ export async function startPeerConsumer(peer: PeerInfo, options: ConsumeOptions)
   finished.catch(() => undefined); // observed by the caller; never an unhandled rejection
 
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${peer.sdk} peer consumer did not become ready in 30 s\n${stderr}`)), 30_000);
+    const timer = setTimeout(
+      () => reject(new Error(`${peer.sdk} peer consumer did not become ready in 30 s\n${stderr}`)),
+      30_000,
+    );
     child.stdout.on('data', (chunk) => {
       stdout += chunk;
       if (jsonLines(stdout).some((line) => line.event === 'ready')) {

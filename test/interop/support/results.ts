@@ -6,13 +6,15 @@ import { fileURLToPath } from 'node:url';
 import type { PeerSdk } from './peers.js';
 
 export const FEATURES = {
-  envelope: 'Envelope arrives exactly: URN, data (non-ASCII, integers, 0.5, booleans, null, nested), trace_id, meta.id, meta.lang, attempts',
+  envelope:
+    'Envelope arrives exactly: URN, data (non-ASCII, integers, 0.5, booleans, null, nested), trace_id, meta.id, meta.lang, attempts',
   properties: 'bq-* properties projected by the producer and visible to the consumer',
   routing: 'Consumer routes on bq-job (property and body job differ)',
   delay: 'Delayed publish honoured on a Shared subscription (not before, arrives after)',
   retry: 'Retried message shows the right attempt count on the other side',
   'dead-letter': "Dead-letter record decodes with the other side's codec (accepted, dead_letter block intact)",
   trace: 'One trace_id kept across three hops',
+  numbers: 'Exact numbers (integer > 2^53, 1.0, -0.0, 1e-07) survive our retry copy byte for byte',
 } as const;
 export type FeatureId = keyof typeof FEATURES;
 

@@ -5,7 +5,13 @@ import 'reflect-metadata';
 import { Controller } from '@nestjs/common';
 import { Ctx, Payload } from '@nestjs/microservices';
 import { randomUUID } from 'node:crypto';
-import { BabelContext, BabelHandler, EnvelopeCodec, pulsarProperties, type BabelPulsarServerOptions } from '../../../lib/index.js';
+import {
+  BabelContext,
+  BabelHandler,
+  EnvelopeCodec,
+  pulsarProperties,
+  type BabelPulsarServerOptions,
+} from '../../../lib/index.js';
 import { BabelPulsarClient } from '../../../lib/nest/babel-pulsar.client.js';
 import type { PulsarWebSocketClient } from '../../../lib/pulsar/websocket/index.js';
 import { newClient, uniqueTopic, waitFor } from '../../support/broker.js';
@@ -15,7 +21,6 @@ import {
   setupPeer,
   startPeerConsumer,
   type PeerInfo,
-  type PeerRecord,
   type PeerSdk,
   type RunningPeerConsumer,
 } from './peers.js';
@@ -98,11 +103,16 @@ function controllerFor(urn: string, onCall: (data: Record<string, unknown>, ctx:
 }
 
 const bqProperties = (properties: Record<string, string>) =>
-  Object.fromEntries(Object.entries(properties).filter(([key]) => key.startsWith('bq-')).sort(([a], [b]) => a.localeCompare(b)));
+  Object.fromEntries(
+    Object.entries(properties)
+      .filter(([key]) => key.startsWith('bq-'))
+      .sort(([a], [b]) => a.localeCompare(b)),
+  );
 
 /** "text: str, int: int, half: float, …" for the table. */
 const typeSummary = (types: any) =>
-  ['text', 'int', 'maxSafe', 'half', 'yes', 'nothing'].map((key) => `${key} ${types?.[key]}`).join(', ') + ', nested objects/arrays kept';
+  ['text', 'int', 'maxSafe', 'half', 'yes', 'nothing'].map((key) => `${key} ${types?.[key]}`).join(', ') +
+  ', nested objects/arrays kept';
 
 const sorted = (values: number[]) => [...values].sort((a, b) => a - b);
 
@@ -112,17 +122,33 @@ export function defineInteropSuite(profile: PeerProfile): void {
 
   describe(`interop with the ${name} SDK (real broker)`, () => {
     const setup = setupPeer(sdk);
-    const required = (process.env.BQ_INTEROP_REQUIRE ?? '').split(',').some((s) => s.trim() === sdk || s.trim() === 'all');
+    const required = (process.env.BQ_INTEROP_REQUIRE ?? '')
+      .split(',')
+      .some((s) => s.trim() === sdk || s.trim() === 'all');
 
     type Body = (peer: PeerInfo) => Promise<string>;
-    const cases: Array<{ direction: Direction; features: FeatureId[]; title: string; body: Body; note?: string; unsupported?: string }> = [];
+    const cases: Array<{
+      direction: Direction;
+      features: FeatureId[];
+      title: string;
+      body: Body;
+      note?: string;
+      unsupported?: string;
+    }> = [];
     const scenario = (
       direction: Direction,
       features: FeatureId | FeatureId[],
       title: string,
       body: Body,
       extra: { note?: string; unsupported?: string } = {},
-    ) => cases.push({ direction, features: ([] as FeatureId[]).concat(features), title: `${label(direction)}: ${title}`, body, ...extra });
+    ) =>
+      cases.push({
+        direction,
+        features: ([] as FeatureId[]).concat(features),
+        title: `${label(direction)}: ${title}`,
+        body,
+        ...extra,
+      });
 
     let ws: PulsarWebSocketClient;
     let publisher: BabelPulsarClient;
@@ -148,99 +174,130 @@ export function defineInteropSuite(profile: PeerProfile): void {
     // ---------------------------------------------------------------- envelope + properties
 
     const URN_ENV = 'urn:babel:interop:envelope.checked';
-    scenario('to-peer', ['envelope', 'properties'], 'BabelPulsarClient.publish → the SDK worker handles it with every field exact', async (peer) => {
-      const topic = uniqueTopic(`interop-${sdk}-env`);
-      const consumer = await peerConsumer(peer, { topic, subscription: `peer-${sdk}`, handle: [URN_ENV], count: 1 });
-      const traceId = randomUUID();
-      const id = await publisher.publish(URN_ENV, DATA, { topic, traceId });
-      const [record, ...more] = await consumer.finished;
-      expect(more).toEqual([]);
-      expect(record!.handler).toBe(URN_ENV);
-      expect(record!.outcome).toBe('ok');
-      expect(record!.accepted).toBe(true);
-      expect(record!.envelope).toEqual({
-        job: URN_ENV,
-        trace_id: traceId,
-        data: DATA,
-        meta: { id, queue: topic, lang: 'node', schema_version: 1, created_at: expect.any(Number) },
-        attempts: 0,
-      });
-      expect(record!.attempts).toBe(0);
-      expect(record!.dataTypes).toEqual(profile.dataTypes);
-      expect(bqProperties(record!.properties)).toEqual({
-        'bq-attempts': '0',
-        'bq-job': URN_ENV,
-        'bq-message-id': id,
-        'bq-schema-version': '1',
-        'bq-source-lang': 'node',
-        'bq-trace-id': traceId,
-      });
-      expect(JSON.parse(record!.rawBody!)).toEqual(record!.envelope);
-      return (
-        `${peer.sdk} ${record!.sdkVersion} handler for ${URN_ENV} received job, trace_id, meta.id, meta.queue, meta.lang "node", ` +
-        `schema_version 1, attempts 0 and data exactly (decoded as ${typeSummary(record!.dataTypes)}); ` +
-        `it saw the six bq-* properties with bq-source-lang "node" and bq-attempts "0"`
-      );
-    });
+    scenario(
+      'to-peer',
+      ['envelope', 'properties'],
+      'BabelPulsarClient.publish → the SDK worker handles it with every field exact',
+      async (peer) => {
+        const topic = uniqueTopic(`interop-${sdk}-env`);
+        const consumer = await peerConsumer(peer, { topic, subscription: `peer-${sdk}`, handle: [URN_ENV], count: 1 });
+        const traceId = randomUUID();
+        const id = await publisher.publish(URN_ENV, DATA, { topic, traceId });
+        const [record, ...more] = await consumer.finished;
+        expect(more).toEqual([]);
+        expect(record!.handler).toBe(URN_ENV);
+        expect(record!.outcome).toBe('ok');
+        expect(record!.accepted).toBe(true);
+        expect(record!.envelope).toEqual({
+          job: URN_ENV,
+          trace_id: traceId,
+          data: DATA,
+          meta: { id, queue: topic, lang: 'node', schema_version: 1, created_at: expect.any(Number) },
+          attempts: 0,
+        });
+        expect(record!.attempts).toBe(0);
+        expect(record!.dataTypes).toEqual(profile.dataTypes);
+        expect(bqProperties(record!.properties)).toEqual({
+          'bq-attempts': '0',
+          'bq-job': URN_ENV,
+          'bq-message-id': id,
+          'bq-schema-version': '1',
+          'bq-source-lang': 'node',
+          'bq-trace-id': traceId,
+        });
+        expect(JSON.parse(record!.rawBody!)).toEqual(record!.envelope);
+        return (
+          `${peer.sdk} ${record!.sdkVersion} handler for ${URN_ENV} received job, trace_id, meta.id, meta.queue, meta.lang "node", ` +
+          `schema_version 1, attempts 0 and data exactly (decoded as ${typeSummary(record!.dataTypes)}); ` +
+          `it saw the six bq-* properties with bq-source-lang "node" and bq-attempts "0"`
+        );
+      },
+    );
 
-    scenario('from-peer', ['envelope', 'properties'], 'the SDK publishes → our @BabelHandler gets every field exact, bq-* in BabelContext', async (peer) => {
-      const topic = uniqueTopic(`interop-${sdk}-env`);
-      const seen: Seen[] = [];
-      const running = await service(topic, URN_ENV, (data, ctx) => void seen.push(snapshot(data, ctx)));
-      const traceId = randomUUID();
-      const [produced] = await peerProduce(peer, topic, [{ urn: URN_ENV, data: DATA, traceId }]);
-      await waitFor('our handler', () => seen.length === 1 && running.settled.length === 1);
-      const [s] = seen;
-      expect(s!.urn).toBe(URN_ENV);
-      expect(s!.data).toEqual(DATA);
-      expect(s!.envelope).toEqual({
-        job: URN_ENV,
-        trace_id: traceId,
-        data: DATA,
-        meta: { id: produced!.id, queue: topic, lang: profile.lang, schema_version: 1, created_at: expect.any(Number) },
-        attempts: 0,
-      });
-      expect(s!.attempts).toBe(0);
-      expect(s!.traceId).toBe(traceId);
-      expect(bqProperties(s!.properties)).toEqual({
-        'bq-attempts': '0',
-        'bq-job': URN_ENV,
-        'bq-message-id': produced!.id,
-        'bq-schema-version': '1',
-        'bq-source-lang': profile.lang,
-        'bq-trace-id': traceId,
-      });
-      expect(running.settled[0]).toMatchObject({ action: 'ack', urn: URN_ENV });
-      expect(EnvelopeCodec.accepts(JSON.parse(s!.payload))).toBe(true);
-      const literal = s!.payload.includes(DATA.text.slice(0, 14));
-      return (
-        `${peer.sdk} ${produced!.how} → our handler: job, trace_id, meta.id, meta.queue, meta.lang "${profile.lang}", attempts 0 and data ` +
-        `exact; BabelContext.getProperties() shows the six bq-* properties (bq-source-lang "${profile.lang}"); acknowledged once. ` +
-        `Non-ASCII text on the wire: ${literal ? 'literal UTF-8' : 'escaped'}`
-      );
-    });
+    scenario(
+      'from-peer',
+      ['envelope', 'properties'],
+      'the SDK publishes → our @BabelHandler gets every field exact, bq-* in BabelContext',
+      async (peer) => {
+        const topic = uniqueTopic(`interop-${sdk}-env`);
+        const seen: Seen[] = [];
+        const running = await service(topic, URN_ENV, (data, ctx) => void seen.push(snapshot(data, ctx)));
+        const traceId = randomUUID();
+        const [produced] = await peerProduce(peer, topic, [{ urn: URN_ENV, data: DATA, traceId }]);
+        await waitFor('our handler', () => seen.length === 1 && running.settled.length === 1);
+        const [s] = seen;
+        expect(s!.urn).toBe(URN_ENV);
+        expect(s!.data).toEqual(DATA);
+        expect(s!.envelope).toEqual({
+          job: URN_ENV,
+          trace_id: traceId,
+          data: DATA,
+          meta: {
+            id: produced!.id,
+            queue: topic,
+            lang: profile.lang,
+            schema_version: 1,
+            created_at: expect.any(Number),
+          },
+          attempts: 0,
+        });
+        expect(s!.attempts).toBe(0);
+        expect(s!.traceId).toBe(traceId);
+        expect(bqProperties(s!.properties)).toEqual({
+          'bq-attempts': '0',
+          'bq-job': URN_ENV,
+          'bq-message-id': produced!.id,
+          'bq-schema-version': '1',
+          'bq-source-lang': profile.lang,
+          'bq-trace-id': traceId,
+        });
+        expect(running.settled[0]).toMatchObject({ action: 'ack', urn: URN_ENV });
+        expect(EnvelopeCodec.accepts(JSON.parse(s!.payload))).toBe(true);
+        const literal = s!.payload.includes(DATA.text.slice(0, 14));
+        return (
+          `${peer.sdk} ${produced!.how} → our handler: job, trace_id, meta.id, meta.queue, meta.lang "${profile.lang}", attempts 0 and data ` +
+          `exact; BabelContext.getProperties() shows the six bq-* properties (bq-source-lang "${profile.lang}"); acknowledged once. ` +
+          `Non-ASCII text on the wire: ${literal ? 'literal UTF-8' : 'escaped'}`
+        );
+      },
+    );
 
     // ---------------------------------------------------------------- routing on bq-job
 
     const URN_BODY = 'urn:babel:interop:routing.body-job';
     const URN_PROP = 'urn:babel:interop:routing.property-job';
-    scenario('to-peer', 'routing', 'a message whose bq-job differs from its body job reaches the bq-job handler', async (peer) => {
-      const topic = uniqueTopic(`interop-${sdk}-route`);
-      const consumer = await peerConsumer(peer, { topic, subscription: `peer-${sdk}`, handle: [URN_PROP], count: 1, maxAttempts: 1, timeoutMs: 20_000 });
-      // BabelPulsarClient always writes bq-job = job; the mismatch is built from the same codec and projection.
-      const envelope = EnvelopeCodec.make(URN_BODY, { n: 1 }, { queue: topic });
-      const producer = await ws.createProducer({ topic });
-      try {
-        await producer.send({ data: EnvelopeCodec.encodeToBuffer(envelope), properties: { ...pulsarProperties(envelope), 'bq-job': URN_PROP } });
-      } finally {
-        await producer.close();
-      }
-      const [record] = await consumer.finished;
-      expect(record!.handler).toBe(URN_PROP);
-      expect(record!.envelope.job).toBe(URN_BODY);
-      expect(record!.envelope.meta.id).toBe(envelope.meta.id);
-      return `body job ${URN_BODY}, bq-job ${URN_PROP} (our codec + pulsarProperties, bq-job overridden): the ${peer.sdk} worker ran the ${URN_PROP} handler; the handler got the body unchanged`;
-    });
+    scenario(
+      'to-peer',
+      'routing',
+      'a message whose bq-job differs from its body job reaches the bq-job handler',
+      async (peer) => {
+        const topic = uniqueTopic(`interop-${sdk}-route`);
+        const consumer = await peerConsumer(peer, {
+          topic,
+          subscription: `peer-${sdk}`,
+          handle: [URN_PROP],
+          count: 1,
+          maxAttempts: 1,
+          timeoutMs: 20_000,
+        });
+        // BabelPulsarClient always writes bq-job = job; the mismatch is built from the same codec and projection.
+        const envelope = EnvelopeCodec.make(URN_BODY, { n: 1 }, { queue: topic });
+        const producer = await ws.createProducer({ topic });
+        try {
+          await producer.send({
+            data: EnvelopeCodec.encodeToBuffer(envelope),
+            properties: { ...pulsarProperties(envelope), 'bq-job': URN_PROP },
+          });
+        } finally {
+          await producer.close();
+        }
+        const [record] = await consumer.finished;
+        expect(record!.handler).toBe(URN_PROP);
+        expect(record!.envelope.job).toBe(URN_BODY);
+        expect(record!.envelope.meta.id).toBe(envelope.meta.id);
+        return `body job ${URN_BODY}, bq-job ${URN_PROP} (our codec + pulsarProperties, bq-job overridden): the ${peer.sdk} worker ran the ${URN_PROP} handler; the handler got the body unchanged`;
+      },
+    );
 
     scenario(
       'from-peer',
@@ -268,23 +325,34 @@ export function defineInteropSuite(profile: PeerProfile): void {
     // ---------------------------------------------------------------- delayed delivery
 
     const URN_DELAY = 'urn:babel:interop:delay.checked';
-    scenario('to-peer', 'delay', `publish({ delay: ${DELAY_MS} }) → the SDK worker gets it no earlier than ${DELAY_MS} ms later`, async (peer) => {
-      const topic = uniqueTopic(`interop-${sdk}-delay`);
-      const consumer = await peerConsumer(peer, { topic, subscription: `peer-${sdk}`, handle: [URN_DELAY], count: 2, timeoutMs: 30_000 });
-      const t0 = Date.now();
-      const delayedId = await publisher.publish(URN_DELAY, { which: 'delayed' }, { topic, delay: DELAY_MS });
-      const nowId = await publisher.publish(URN_DELAY, { which: 'now' }, { topic });
-      const records = await consumer.finished;
-      const delayed = records.find((r) => r.envelope.meta.id === delayedId)!;
-      const now = records.find((r) => r.envelope.meta.id === nowId)!;
-      expect(delayed.properties['bq-delay']).toBe(String(DELAY_MS));
-      expect(now.properties['bq-delay']).toBeUndefined();
-      expect(now.receivedAt).toBeLessThan(delayed.receivedAt);
-      expect(delayed.receivedAt - t0).toBeGreaterThanOrEqual(DELAY_MS);
-      expect(delayed.receivedAt - t0).toBeLessThan(DELAY_MS + 5000);
-      expect(delayed.attempts).toBe(0);
-      return `delay ${DELAY_MS} ms (deliverAt + bq-delay "${DELAY_MS}"): the ${peer.sdk} worker got it after ${delayed.receivedAt - t0} ms, the undelayed one sent after it arrived after ${now.receivedAt - t0} ms`;
-    });
+    scenario(
+      'to-peer',
+      'delay',
+      `publish({ delay: ${DELAY_MS} }) → the SDK worker gets it no earlier than ${DELAY_MS} ms later`,
+      async (peer) => {
+        const topic = uniqueTopic(`interop-${sdk}-delay`);
+        const consumer = await peerConsumer(peer, {
+          topic,
+          subscription: `peer-${sdk}`,
+          handle: [URN_DELAY],
+          count: 2,
+          timeoutMs: 30_000,
+        });
+        const t0 = Date.now();
+        const delayedId = await publisher.publish(URN_DELAY, { which: 'delayed' }, { topic, delay: DELAY_MS });
+        const nowId = await publisher.publish(URN_DELAY, { which: 'now' }, { topic });
+        const records = await consumer.finished;
+        const delayed = records.find((r) => r.envelope.meta.id === delayedId)!;
+        const now = records.find((r) => r.envelope.meta.id === nowId)!;
+        expect(delayed.properties['bq-delay']).toBe(String(DELAY_MS));
+        expect(now.properties['bq-delay']).toBeUndefined();
+        expect(now.receivedAt).toBeLessThan(delayed.receivedAt);
+        expect(delayed.receivedAt - t0).toBeGreaterThanOrEqual(DELAY_MS);
+        expect(delayed.receivedAt - t0).toBeLessThan(DELAY_MS + 5000);
+        expect(delayed.attempts).toBe(0);
+        return `delay ${DELAY_MS} ms (deliverAt + bq-delay "${DELAY_MS}"): the ${peer.sdk} worker got it after ${delayed.receivedAt - t0} ms, the undelayed one sent after it arrived after ${now.receivedAt - t0} ms`;
+      },
+    );
 
     scenario(
       'from-peer',
@@ -309,202 +377,298 @@ export function defineInteropSuite(profile: PeerProfile): void {
         expect(delayed.at - sentAt).toBeLessThan(DELAY_MS + 5000);
         return `${peer.sdk} ${produced[0]!.how} (${DELAY_MS} ms, bq-delay "${delayed.properties['bq-delay']}") → our handler after ${delayed.at - sentAt} ms; the undelayed one published after it arrived after ${now.at - produced[1]!.sentAt} ms`;
       },
-      'unsupported' in profile.delayedPublish ? { unsupported: profile.delayedPublish.unsupported } : { note: profile.delayedPublish.note },
+      'unsupported' in profile.delayedPublish
+        ? { unsupported: profile.delayedPublish.unsupported }
+        : { note: profile.delayedPublish.note },
     );
 
     // ---------------------------------------------------------------- retries across SDKs
 
     const URN_RETRY = 'urn:babel:interop:retry.checked';
-    scenario('to-peer', 'retry', 'our server retries twice (re-publish) → the SDK, on another subscription, sees attempts 0, 1, 2', async (peer) => {
-      // Both sides subscribe to the same topic: our server ("babelqueue") fails the first two deliveries and
-      // re-publishes each retry copy to the topic; the peer's own subscription receives the original and both copies.
-      const topic = uniqueTopic(`interop-${sdk}-retry`);
-      const ours: number[] = [];
-      await service(
-        topic,
-        URN_RETRY,
-        (_data, ctx) => {
-          ours.push(ctx.getAttempts());
-          if (ctx.getAttempts() < 2) throw new Error(`planned failure at attempts ${ctx.getAttempts()}`);
-        },
-        { maxAttempts: 5 },
-      );
-      const consumer = await peerConsumer(peer, { topic, subscription: `peer-${sdk}`, handle: [URN_RETRY], count: 3 });
-      const id = await publisher.publish(URN_RETRY, { n: 1 }, { topic });
-      const records = await consumer.finished;
-      await waitFor('our third delivery', () => ours.length === 3);
-      expect(sorted(ours)).toEqual([0, 1, 2]);
-      expect(records.map((r) => r.envelope.meta.id)).toEqual([id, id, id]);
-      const byAttempts = [...records].sort((a, b) => a.attempts - b.attempts);
-      expect(byAttempts.map((r) => r.attempts)).toEqual([0, 1, 2]);
-      expect(byAttempts.map((r) => r.properties['bq-attempts'])).toEqual(['0', '1', '2']);
-      expect(byAttempts.map((r) => JSON.parse(r.rawBody!).attempts)).toEqual([0, 1, 2]);
-      expect(byAttempts.every((r) => r.envelope.meta.lang === 'node' && r.redeliveryCount === 0)).toBe(true);
-      return `our handler failed at attempts 0 and 1 (maxAttempts 5); the ${peer.sdk} SDK reported attempts 0, 1, 2 for the original and our two retry copies (bq-attempts and body attempts 0/1/2, same meta.id, redelivery count 0)`;
-    });
+    scenario(
+      'to-peer',
+      'retry',
+      'our server retries twice (re-publish) → the SDK, on another subscription, sees attempts 0, 1, 2',
+      async (peer) => {
+        // Both sides subscribe to the same topic: our server ("babelqueue") fails the first two deliveries and
+        // re-publishes each retry copy to the topic; the peer's own subscription receives the original and both copies.
+        const topic = uniqueTopic(`interop-${sdk}-retry`);
+        const ours: number[] = [];
+        await service(
+          topic,
+          URN_RETRY,
+          (_data, ctx) => {
+            ours.push(ctx.getAttempts());
+            if (ctx.getAttempts() < 2) throw new Error(`planned failure at attempts ${ctx.getAttempts()}`);
+          },
+          { maxAttempts: 5 },
+        );
+        const consumer = await peerConsumer(peer, {
+          topic,
+          subscription: `peer-${sdk}`,
+          handle: [URN_RETRY],
+          count: 3,
+        });
+        const id = await publisher.publish(URN_RETRY, { n: 1 }, { topic });
+        const records = await consumer.finished;
+        await waitFor('our third delivery', () => ours.length === 3);
+        expect(sorted(ours)).toEqual([0, 1, 2]);
+        expect(records.map((r) => r.envelope.meta.id)).toEqual([id, id, id]);
+        const byAttempts = [...records].sort((a, b) => a.attempts - b.attempts);
+        expect(byAttempts.map((r) => r.attempts)).toEqual([0, 1, 2]);
+        expect(byAttempts.map((r) => r.properties['bq-attempts'])).toEqual(['0', '1', '2']);
+        expect(byAttempts.map((r) => JSON.parse(r.rawBody!).attempts)).toEqual([0, 1, 2]);
+        expect(byAttempts.every((r) => r.envelope.meta.lang === 'node' && r.redeliveryCount === 0)).toBe(true);
+        return `our handler failed at attempts 0 and 1 (maxAttempts 5); the ${peer.sdk} SDK reported attempts 0, 1, 2 for the original and our two retry copies (bq-attempts and body attempts 0/1/2, same meta.id, redelivery count 0)`;
+      },
+    );
 
-    scenario('from-peer', 'retry', 'the SDK retries twice → our handler, on another subscription, sees getAttempts() 0, 1, 2', async (peer) => {
-      const topic = uniqueTopic(`interop-${sdk}-retry`);
-      const seen: Seen[] = [];
-      await service(topic, URN_RETRY, (data, ctx) => void seen.push(snapshot(data, ctx)));
-      const consumer = await peerConsumer(peer, {
-        topic,
-        subscription: `peer-${sdk}`,
-        handle: [URN_RETRY],
-        fail: { [URN_RETRY]: 2 },
-        maxAttempts: 5,
-        count: 1,
-      });
-      const [produced] = await peerProduce(peer, topic, [{ urn: URN_RETRY, data: { n: 1 } }]);
-      const peerRecords = await consumer.finished;
-      await waitFor('three deliveries to our handler', () => seen.length === 3);
-      expect(peerRecords.map((r) => [r.outcome, r.attempts])).toEqual([
-        ['failed', 0],
-        ['failed', 1],
-        ['ok', 2],
-      ]);
-      const byAttempts = [...seen].sort((a, b) => a.attempts - b.attempts);
-      expect(byAttempts.map((s) => s.attempts)).toEqual([0, 1, 2]);
-      expect(byAttempts.map((s) => s.envelope.meta.id)).toEqual([produced!.id, produced!.id, produced!.id]);
-      expect(byAttempts.map((s) => s.properties['bq-attempts'])).toEqual(['0', '1', '2']);
-      expect(byAttempts.map((s) => JSON.parse(s.payload).attempts)).toEqual([0, 1, 2]);
-      expect(byAttempts.every((s) => s.envelope.meta.lang === profile.lang)).toBe(true);
-      return `the ${peer.sdk} worker failed twice (max_attempts 5) and re-published retry copies; our handler saw getAttempts() 0, 1, 2 (bq-attempts "0"/"1"/"2", body attempts 0/1/2, same meta.id, meta.lang "${profile.lang}")`;
-    });
+    scenario(
+      'from-peer',
+      'retry',
+      'the SDK retries twice → our handler, on another subscription, sees getAttempts() 0, 1, 2',
+      async (peer) => {
+        const topic = uniqueTopic(`interop-${sdk}-retry`);
+        const seen: Seen[] = [];
+        await service(topic, URN_RETRY, (data, ctx) => void seen.push(snapshot(data, ctx)));
+        const consumer = await peerConsumer(peer, {
+          topic,
+          subscription: `peer-${sdk}`,
+          handle: [URN_RETRY],
+          fail: { [URN_RETRY]: 2 },
+          maxAttempts: 5,
+          count: 1,
+        });
+        const [produced] = await peerProduce(peer, topic, [{ urn: URN_RETRY, data: { n: 1 } }]);
+        const peerRecords = await consumer.finished;
+        await waitFor('three deliveries to our handler', () => seen.length === 3);
+        expect(peerRecords.map((r) => [r.outcome, r.attempts])).toEqual([
+          ['failed', 0],
+          ['failed', 1],
+          ['ok', 2],
+        ]);
+        const byAttempts = [...seen].sort((a, b) => a.attempts - b.attempts);
+        expect(byAttempts.map((s) => s.attempts)).toEqual([0, 1, 2]);
+        expect(byAttempts.map((s) => s.envelope.meta.id)).toEqual([produced!.id, produced!.id, produced!.id]);
+        expect(byAttempts.map((s) => s.properties['bq-attempts'])).toEqual(['0', '1', '2']);
+        expect(byAttempts.map((s) => JSON.parse(s.payload).attempts)).toEqual([0, 1, 2]);
+        expect(byAttempts.every((s) => s.envelope.meta.lang === profile.lang)).toBe(true);
+        return `the ${peer.sdk} worker failed twice (max_attempts 5) and re-published retry copies; our handler saw getAttempts() 0, 1, 2 (bq-attempts "0"/"1"/"2", body attempts 0/1/2, same meta.id, meta.lang "${profile.lang}")`;
+      },
+    );
 
     // ---------------------------------------------------------------- dead letters
 
     const URN_DLQ = 'urn:babel:interop:dead-letter.checked';
-    scenario('to-peer', 'dead-letter', "our server dead-letters after maxAttempts → the SDK reads <topic>.dlq and accepts the record", async (peer) => {
-      const topic = uniqueTopic(`interop-${sdk}-dlq`);
-      const consumer = await peerConsumer(peer, { topic: `${topic}.dlq`, subscription: `peer-${sdk}`, handle: [URN_DLQ], count: 1 });
-      await service(
-        topic,
-        URN_DLQ,
-        () => {
-          throw new Error('card declined ☕');
-        },
-        { maxAttempts: 2 },
-      );
-      const traceId = randomUUID();
-      const id = await publisher.publish(URN_DLQ, DATA, { topic, traceId });
-      const [record] = await consumer.finished;
-      expect(record!.accepted).toBe(true);
-      expect(record!.handler).toBe(URN_DLQ);
-      expect(record!.envelope).toEqual({
-        job: URN_DLQ,
-        trace_id: traceId,
-        data: DATA,
-        meta: { id, queue: topic, lang: 'node', schema_version: 1, created_at: expect.any(Number) },
-        attempts: 2,
-        dead_letter: {
-          reason: 'failed',
-          error: 'card declined ☕',
-          exception: 'Error',
-          failed_at: expect.any(Number),
-          original_queue: topic,
+    scenario(
+      'to-peer',
+      'dead-letter',
+      'our server dead-letters after maxAttempts → the SDK reads <topic>.dlq and accepts the record',
+      async (peer) => {
+        const topic = uniqueTopic(`interop-${sdk}-dlq`);
+        const consumer = await peerConsumer(peer, {
+          topic: `${topic}.dlq`,
+          subscription: `peer-${sdk}`,
+          handle: [URN_DLQ],
+          count: 1,
+        });
+        await service(
+          topic,
+          URN_DLQ,
+          () => {
+            throw new Error('card declined ☕');
+          },
+          { maxAttempts: 2 },
+        );
+        const traceId = randomUUID();
+        const id = await publisher.publish(URN_DLQ, DATA, { topic, traceId });
+        const [record] = await consumer.finished;
+        expect(record!.accepted).toBe(true);
+        expect(record!.handler).toBe(URN_DLQ);
+        expect(record!.envelope).toEqual({
+          job: URN_DLQ,
+          trace_id: traceId,
+          data: DATA,
+          meta: { id, queue: topic, lang: 'node', schema_version: 1, created_at: expect.any(Number) },
           attempts: 2,
-          lang: 'node',
-        },
-      });
-      expect(record!.attempts).toBe(2);
-      expect(record!.properties).toMatchObject({ 'bq-job': URN_DLQ, 'bq-attempts': '2', 'bq-dead-letter-reason': 'failed' });
-      return `our record on <topic>.dlq (maxAttempts 2) → the ${peer.sdk} codec accepts it; its handler got job, trace_id, data, meta unchanged, attempts 2 and dead_letter {reason failed, error, exception "Error", failed_at, original_queue, attempts 2, lang "node"} intact`;
-    });
+          dead_letter: {
+            reason: 'failed',
+            error: 'card declined ☕',
+            exception: 'Error',
+            failed_at: expect.any(Number),
+            original_queue: topic,
+            attempts: 2,
+            lang: 'node',
+          },
+        });
+        expect(record!.attempts).toBe(2);
+        expect(record!.properties).toMatchObject({
+          'bq-job': URN_DLQ,
+          'bq-attempts': '2',
+          'bq-dead-letter-reason': 'failed',
+        });
+        return `our record on <topic>.dlq (maxAttempts 2) → the ${peer.sdk} codec accepts it; its handler got job, trace_id, data, meta unchanged, attempts 2 and dead_letter {reason failed, error, exception "Error", failed_at, original_queue, attempts 2, lang "node"} intact`;
+      },
+    );
 
-    scenario('from-peer', 'dead-letter', 'the SDK dead-letters after max_attempts → our server reads <topic>.dlq and handles the record', async (peer) => {
-      const topic = uniqueTopic(`interop-${sdk}-dlq`);
-      const seen: Seen[] = [];
-      await service(`${topic}.dlq`, URN_DLQ, (data, ctx) => void seen.push(snapshot(data, ctx)));
-      const consumer = await peerConsumer(peer, {
-        topic,
-        subscription: `peer-${sdk}`,
-        handle: [URN_DLQ],
-        fail: { [URN_DLQ]: 99 },
-        maxAttempts: 2,
-        deadLetter: true,
-        calls: 2,
-      });
-      const traceId = randomUUID();
-      const [produced] = await peerProduce(peer, topic, [{ urn: URN_DLQ, data: DATA, traceId }]);
-      await consumer.finished;
-      await waitFor('the dead-letter record in our handler', () => seen.length === 1);
-      const [s] = seen;
-      expect(s!.urn).toBe(URN_DLQ);
-      expect(s!.attempts).toBe(2);
-      expect(s!.envelope).toEqual({
-        job: URN_DLQ,
-        trace_id: traceId,
-        data: DATA,
-        meta: { id: produced!.id, queue: topic, lang: profile.lang, schema_version: 1, created_at: expect.any(Number) },
-        attempts: 2,
-        dead_letter: {
-          reason: 'failed',
-          error: expect.stringContaining('planned failure'),
-          exception: profile.failureException,
-          failed_at: expect.any(Number),
-          original_queue: topic,
+    scenario(
+      'from-peer',
+      'dead-letter',
+      'the SDK dead-letters after max_attempts → our server reads <topic>.dlq and handles the record',
+      async (peer) => {
+        const topic = uniqueTopic(`interop-${sdk}-dlq`);
+        const seen: Seen[] = [];
+        await service(`${topic}.dlq`, URN_DLQ, (data, ctx) => void seen.push(snapshot(data, ctx)));
+        const consumer = await peerConsumer(peer, {
+          topic,
+          subscription: `peer-${sdk}`,
+          handle: [URN_DLQ],
+          fail: { [URN_DLQ]: 99 },
+          maxAttempts: 2,
+          deadLetter: true,
+          calls: 2,
+        });
+        const traceId = randomUUID();
+        const [produced] = await peerProduce(peer, topic, [{ urn: URN_DLQ, data: DATA, traceId }]);
+        await consumer.finished;
+        await waitFor('the dead-letter record in our handler', () => seen.length === 1);
+        const [s] = seen;
+        expect(s!.urn).toBe(URN_DLQ);
+        expect(s!.attempts).toBe(2);
+        expect(s!.envelope).toEqual({
+          job: URN_DLQ,
+          trace_id: traceId,
+          data: DATA,
+          meta: {
+            id: produced!.id,
+            queue: topic,
+            lang: profile.lang,
+            schema_version: 1,
+            created_at: expect.any(Number),
+          },
           attempts: 2,
-          lang: profile.lang,
-        },
-      });
-      expect(EnvelopeCodec.accepts(JSON.parse(s!.payload))).toBe(true);
-      return `${peer.sdk} dead-lettered to <topic>.dlq after 2 failed deliveries; our server consumed it (routed on bq-job ${s!.properties['bq-job']}, getAttempts() 2, bq-attempts "${s!.properties['bq-attempts']}"), our codec accepts it and the dead_letter block {reason failed, exception "${profile.failureException}", original_queue, attempts 2, lang "${profile.lang}"} arrived intact`;
-    });
+          dead_letter: {
+            reason: 'failed',
+            error: expect.stringContaining('planned failure'),
+            exception: profile.failureException,
+            failed_at: expect.any(Number),
+            original_queue: topic,
+            attempts: 2,
+            lang: profile.lang,
+          },
+        });
+        expect(EnvelopeCodec.accepts(JSON.parse(s!.payload))).toBe(true);
+        return `${peer.sdk} dead-lettered to <topic>.dlq after 2 failed deliveries; our server consumed it (routed on bq-job ${s!.properties['bq-job']}, getAttempts() 2, bq-attempts "${s!.properties['bq-attempts']}"), our codec accepts it and the dead_letter block {reason failed, exception "${profile.failureException}", original_queue, attempts 2, lang "${profile.lang}"} arrived intact`;
+      },
+    );
 
     // ---------------------------------------------------------------- trace continuation
 
     const URN_HOP1 = 'urn:babel:interop:trace.first-hop';
     const URN_HOP2 = 'urn:babel:interop:trace.second-hop';
-    scenario('from-peer', 'trace', 'the SDK starts a trace → our handler publishes onward with getTraceId() → the SDK: one trace_id', async (peer) => {
-      const first = uniqueTopic(`interop-${sdk}-trace-a`);
-      const second = uniqueTopic(`interop-${sdk}-trace-b`);
-      const seen: Seen[] = [];
-      const onward: string[] = [];
-      await service(first, URN_HOP1, async (data, ctx) => {
-        seen.push(snapshot(data, ctx));
-        onward.push(await publisher.publish(URN_HOP2, { ...data, hop: 2 }, { topic: second, traceId: ctx.getTraceId() }));
-      });
-      const consumer = await peerConsumer(peer, { topic: second, subscription: `peer-${sdk}`, handle: [URN_HOP2], count: 1 });
-      const [produced] = await peerProduce(peer, first, [{ urn: URN_HOP1, data: { hop: 1 } }]);
-      const [record] = await consumer.finished;
-      const traceId = seen[0]!.traceId;
-      expect(traceId).toMatch(UUID_V4);
-      expect(seen[0]!.properties['bq-trace-id']).toBe(traceId);
-      expect(seen[0]!.envelope.meta.id).toBe(produced!.id);
-      expect(record!.envelope.trace_id).toBe(traceId);
-      expect(record!.properties['bq-trace-id']).toBe(traceId);
-      expect(record!.envelope.meta.id).toBe(onward[0]);
-      expect(new Set([produced!.id, onward[0]]).size).toBe(2);
-      expect(record!.envelope.data).toEqual({ hop: 2 });
-      return `${peer.sdk} minted the trace id (UUID v4) → our handler (getTraceId()) → BabelPulsarClient.publish({ traceId }) → ${peer.sdk}: same trace_id and bq-trace-id on every hop, a new meta.id per hop`;
-    });
+    scenario(
+      'from-peer',
+      'trace',
+      'the SDK starts a trace → our handler publishes onward with getTraceId() → the SDK: one trace_id',
+      async (peer) => {
+        const first = uniqueTopic(`interop-${sdk}-trace-a`);
+        const second = uniqueTopic(`interop-${sdk}-trace-b`);
+        const seen: Seen[] = [];
+        const onward: string[] = [];
+        await service(first, URN_HOP1, async (data, ctx) => {
+          seen.push(snapshot(data, ctx));
+          onward.push(
+            await publisher.publish(URN_HOP2, { ...data, hop: 2 }, { topic: second, traceId: ctx.getTraceId() }),
+          );
+        });
+        const consumer = await peerConsumer(peer, {
+          topic: second,
+          subscription: `peer-${sdk}`,
+          handle: [URN_HOP2],
+          count: 1,
+        });
+        const [produced] = await peerProduce(peer, first, [{ urn: URN_HOP1, data: { hop: 1 } }]);
+        const [record] = await consumer.finished;
+        const traceId = seen[0]!.traceId;
+        expect(traceId).toMatch(UUID_V4);
+        expect(seen[0]!.properties['bq-trace-id']).toBe(traceId);
+        expect(seen[0]!.envelope.meta.id).toBe(produced!.id);
+        expect(record!.envelope.trace_id).toBe(traceId);
+        expect(record!.properties['bq-trace-id']).toBe(traceId);
+        expect(record!.envelope.meta.id).toBe(onward[0]);
+        expect(new Set([produced!.id, onward[0]]).size).toBe(2);
+        expect(record!.envelope.data).toEqual({ hop: 2 });
+        return `${peer.sdk} minted the trace id (UUID v4) → our handler (getTraceId()) → BabelPulsarClient.publish({ traceId }) → ${peer.sdk}: same trace_id and bq-trace-id on every hop, a new meta.id per hop`;
+      },
+    );
 
-    scenario('to-peer', 'trace', 'we start a trace → the SDK publishes onward with it → our handler: one trace_id', async (peer) => {
-      const first = uniqueTopic(`interop-${sdk}-trace-a`);
-      const second = uniqueTopic(`interop-${sdk}-trace-b`);
-      const seen: Seen[] = [];
-      await service(second, URN_HOP2, (data, ctx) => void seen.push(snapshot(data, ctx)));
-      const consumer = await peerConsumer(peer, {
-        topic: first,
-        subscription: `peer-${sdk}`,
-        handle: [URN_HOP1],
-        forward: { [URN_HOP1]: { topic: second, urn: URN_HOP2 } },
-        count: 1,
-      });
-      const id = await publisher.publish(URN_HOP1, { hop: 1 }, { topic: first });
-      const [record] = await consumer.finished;
-      await waitFor('the second hop in our handler', () => seen.length === 1);
-      const traceId = record!.envelope.trace_id as string;
-      expect(record!.envelope.meta.id).toBe(id);
-      expect(traceId).toMatch(UUID_V4);
-      expect(seen[0]!.traceId).toBe(traceId);
-      expect(seen[0]!.properties['bq-trace-id']).toBe(traceId);
-      expect(seen[0]!.envelope.meta.lang).toBe(profile.lang);
-      expect(seen[0]!.envelope.meta.id).toBe(record!.forwarded!.id);
-      expect(seen[0]!.envelope.meta.id).not.toBe(id);
-      return `we minted the trace id (UUID v4) → the ${peer.sdk} handler published onward with the trace id it decoded → our handler: same trace_id and bq-trace-id, meta.lang "${profile.lang}", a new meta.id`;
-    });
+    scenario(
+      'to-peer',
+      'trace',
+      'we start a trace → the SDK publishes onward with it → our handler: one trace_id',
+      async (peer) => {
+        const first = uniqueTopic(`interop-${sdk}-trace-a`);
+        const second = uniqueTopic(`interop-${sdk}-trace-b`);
+        const seen: Seen[] = [];
+        await service(second, URN_HOP2, (data, ctx) => void seen.push(snapshot(data, ctx)));
+        const consumer = await peerConsumer(peer, {
+          topic: first,
+          subscription: `peer-${sdk}`,
+          handle: [URN_HOP1],
+          forward: { [URN_HOP1]: { topic: second, urn: URN_HOP2 } },
+          count: 1,
+        });
+        const id = await publisher.publish(URN_HOP1, { hop: 1 }, { topic: first });
+        const [record] = await consumer.finished;
+        await waitFor('the second hop in our handler', () => seen.length === 1);
+        const traceId = record!.envelope.trace_id as string;
+        expect(record!.envelope.meta.id).toBe(id);
+        expect(traceId).toMatch(UUID_V4);
+        expect(seen[0]!.traceId).toBe(traceId);
+        expect(seen[0]!.properties['bq-trace-id']).toBe(traceId);
+        expect(seen[0]!.envelope.meta.lang).toBe(profile.lang);
+        expect(seen[0]!.envelope.meta.id).toBe(record!.forwarded!.id);
+        expect(seen[0]!.envelope.meta.id).not.toBe(id);
+        return `we minted the trace id (UUID v4) → the ${peer.sdk} handler published onward with the trace id it decoded → our handler: same trace_id and bq-trace-id, meta.lang "${profile.lang}", a new meta.id`;
+      },
+    );
+
+    // ---------------------------------------------------------------- exact numbers (Decision D4)
+
+    const URN_NUM = 'urn:babel:interop:numbers.checked';
+    scenario(
+      'from-peer',
+      'numbers',
+      'numbers JavaScript cannot hold survive our retry copy: the SDK reads the same data bytes back',
+      async (peer) => {
+        // Peer → our server, which fails once and re-publishes a retry copy → the peer's own subscription
+        // sees the original and our copy; the copy's data must be the peer's text byte for byte.
+        const topic = uniqueTopic(`interop-${sdk}-numbers`);
+        const seen: Seen[] = [];
+        await service(
+          topic,
+          URN_NUM,
+          (data, ctx) => {
+            seen.push(snapshot(data, ctx));
+            if (ctx.getAttempts() === 0) throw new Error('planned failure: retry me');
+          },
+          { maxAttempts: 3 },
+        );
+        const consumer = await peerConsumer(peer, { topic, subscription: `peer-${sdk}`, handle: [URN_NUM], count: 2 });
+        const raw = `[{"urn":"${URN_NUM}","data":{"big":12345678901234567890,"one":1.0,"negZero":-0.0,"tiny":1e-7,"n":[1.0,2.50]}}]`;
+        const [produced] = await peerProduce(peer, topic, raw);
+        const records = await consumer.finished;
+        await waitFor('our two deliveries', () => seen.length === 2);
+        const dataText = (body: string) => body.slice(body.indexOf('"data":'), body.indexOf(',"meta":'));
+        const [original, copy] = [...records].sort((a, b) => a.attempts - b.attempts);
+        expect(original!.envelope.meta.id).toBe(produced!.id);
+        expect(copy!.envelope.meta.id).toBe(produced!.id);
+        expect(copy!.attempts).toBe(1);
+        expect(dataText(copy!.rawBody!)).toBe(dataText(original!.rawBody!));
+        expect(copy!.dataTypes).toEqual(original!.dataTypes);
+        return `${peer.sdk} wrote data ${dataText(original!.rawBody!).slice(7)}; our retry copy (attempts 1) carried exactly the same data bytes, and the ${peer.sdk} SDK decoded both to the same types (${JSON.stringify(copy!.dataTypes)})`;
+      },
+    );
 
     // ---------------------------------------------------------------- registration
 
