@@ -190,7 +190,7 @@ function accepts(envelope: unknown): envelope is Envelope {
 }
 
 /** Shallow copy that keeps key order, own `__proto__`-like keys and the recorded number texts. */
-export function copyEnvelope(envelope: Obj): Obj {
+function copyEnvelope(envelope: Obj): Obj {
   const copy: Obj = {};
   for (const key of Object.keys(envelope)) setOwn(copy, key, envelope[key]);
   copyRawInfo(envelope, copy);

@@ -93,8 +93,8 @@ export class BabelPulsarServer
   }
 
   /** Consumers currently running, with how many messages each is handling (for health checks). */
-  describe(): Array<{ topic: string; active: number }> {
-    return this.running.map(({ consumer }) => ({ topic: consumer.topic, active: consumer.activeCount }));
+  describe(): Array<{ topic: string; active: number; connected: boolean }> {
+    return this.running.map(({ consumer }) => ({ topic: consumer.topic, active: consumer.activeCount, connected: consumer.isConnected() }));
   }
 
   private async start(): Promise<void> {

@@ -24,6 +24,10 @@ export interface BabelQueueConsumerOptions {
   concurrency?: number;
   /** Passed to the Pulsar consumer. */
   receiverQueueSize?: number;
+  /** Where a new subscription starts: `Latest` (Pulsar's default) or `Earliest`. */
+  subscriptionInitialPosition?: 'Latest' | 'Earliest';
+  /** With `retry: 'nack'`: how long before a negatively acknowledged message comes back (client default 60000). */
+  nackRedeliverTimeoutMs?: number;
   /** How long shutdown waits for in-flight handlers. Default 10000. */
   shutdownTimeoutMs?: number;
   /** How long one receive waits before checking for shutdown. Default 500. */
@@ -99,6 +103,8 @@ const CONSUMER_KEYS = [
   'receiverQueueSize',
   'shutdownTimeoutMs',
   'receiveTimeoutMs',
+  'subscriptionInitialPosition',
+  'nackRedeliverTimeoutMs',
 ] as const;
 
 /** The error every invalid module option raises: it names the option and what is allowed. */
@@ -317,6 +323,8 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     ...(consumer.receiverQueueSize !== undefined && { receiverQueueSize: consumer.receiverQueueSize }),
     ...(consumer.shutdownTimeoutMs !== undefined && { shutdownTimeoutMs: consumer.shutdownTimeoutMs }),
     ...(consumer.receiveTimeoutMs !== undefined && { receiveTimeoutMs: consumer.receiveTimeoutMs }),
+    ...(consumer.subscriptionInitialPosition !== undefined && { subscriptionInitialPosition: consumer.subscriptionInitialPosition }),
+    ...(consumer.nackRedeliverTimeoutMs !== undefined && { nackRedeliverTimeoutMs: consumer.nackRedeliverTimeoutMs }),
     ...(options.logger !== undefined && { logger: options.logger }),
   };
   if (

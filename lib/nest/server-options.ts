@@ -112,6 +112,10 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
   if (typeof subscription !== 'string' || subscription.trim() === '') {
     throw new TypeError('options.subscription must be a non-blank string');
   }
+  if (options.subscriptionInitialPosition !== undefined && !['Latest', 'Earliest'].includes(options.subscriptionInitialPosition)) {
+    throw new TypeError(`options.subscriptionInitialPosition must be 'Latest' or 'Earliest', got ${String(options.subscriptionInitialPosition)}`);
+  }
+  positiveInteger('options.nackRedeliverTimeoutMs', options.nackRedeliverTimeoutMs, 0, 0);
   for (const hook of ['onError', 'onUnknownUrn', 'onRoutingMismatch', 'onDeadLetter'] as const) {
     if (options[hook] !== undefined && typeof options[hook] !== 'function') throw new TypeError(`options.${hook} must be a function`);
   }

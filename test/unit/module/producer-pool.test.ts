@@ -6,7 +6,10 @@ describe('BabelProducerPool', () => {
   it('shares one producer between a short and a full topic name', async () => {
     const fake = new FakeClient();
     const pool = new BabelProducerPool(fake);
-    const [a, b] = await Promise.all([pool.producerFor('orders'), pool.producerFor('persistent://public/default/orders')]);
+    const [a, b] = await Promise.all([
+      pool.producerFor('orders'),
+      pool.producerFor('persistent://public/default/orders'),
+    ]);
     expect(a).toBe(b);
     expect(fake.createCalls).toBe(1);
     expect(pool.describe()).toEqual([{ topic: 'persistent://public/default/orders', connected: true }]);
