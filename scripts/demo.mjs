@@ -31,30 +31,40 @@ async function publishRaw(lib, client, topic, payload, properties) {
 async function sendTraffic(app, lib, client, topic) {
   const { EnvelopeCodec, pulsarProperties } = lib;
   const cases = [];
-  const add = (name, expected, id, extra = {}) => cases.push({ name, expected, id, sentAt: Date.now(), ...extra });
-  add('order A-1', 'handled', await post(app.base, '/orders', { order_id: 'A-1', sku: 'BOOK', quantity: 1 }));
-  add('order A-2 (ünïcödé sku)', 'handled', await post(app.base, '/orders', { order_id: 'A-2', sku: 'ŽLUŤOUČKÝ-KŮŇ', quantity: 3 }));
-  add('payment for A-1', 'handled after 2 retries', await post(app.base, '/payments', { order_id: 'A-1', amount: 12.5 }));
-  add('order A-3, out of stock', 'dead-lettered: failed', await post(app.base, '/orders', { order_id: 'A-3', sku: 'OUT-OF-STOCK', quantity: 1 }));
-  add('order A-4, quantity 0 (pipe)', 'dead-lettered: failed', await post(app.base, '/orders', { order_id: 'A-4', sku: 'BOOK', quantity: 0 }));
+  // sentAt is taken before the request, so "took" never undercounts (a delay is measured from before publishing).
+  const add = async (name, expected, send, extra = {}) => {
+    const sentAt = Date.now();
+    cases.push({ name, expected, id: await send(), sentAt, ...extra });
+  };
+  const order = (body, query = '') => () => post(app.base, `/orders${query}`, body);
+  await add('order A-1', 'handled', order({ order_id: 'A-1', sku: 'BOOK', quantity: 1 }));
+  await add('order A-2 (ünïcödé sku)', 'handled', order({ order_id: 'A-2', sku: 'ŽLUŤOUČKÝ-KŮŇ', quantity: 3 }));
+  await add('payment for A-1', 'handled after 2 retries', () => post(app.base, '/payments', { order_id: 'A-1', amount: 12.5 }));
+  await add('order A-3, out of stock', 'dead-lettered: failed', order({ order_id: 'A-3', sku: 'OUT-OF-STOCK', quantity: 1 }));
+  await add('order A-4, quantity 0 (pipe)', 'dead-lettered: failed', order({ order_id: 'A-4', sku: 'BOOK', quantity: 0 }));
   const delayMs = 3000;
-  add(`order A-5, delayed ${delayMs} ms`, 'handled after the delay', await post(app.base, `/orders?delayMs=${delayMs}`, { order_id: 'A-5', sku: 'PEN', quantity: 2 }), { delayMs });
+  await add(`order A-5, delayed ${delayMs} ms`, 'handled after the delay', order({ order_id: 'A-5', sku: 'PEN', quantity: 2 }, `?delayMs=${delayMs}`), { delayMs });
 
   const poisonId = randomUUID();
+  const poisonSent = Date.now();
   await publishRaw(lib, client, topic, Buffer.from([0x7b, 0x22, 0x6a, 0x6f, 0x62, 0x22, 0x3a, 0xc3, 0x28, 0xff]), {
     'bq-job': 'urn:babel:orders:created',
     'bq-schema-version': '1',
     'bq-message-id': poisonId,
   });
-  add('invalid UTF-8 bytes', 'dead-lettered: poison', poisonId);
+  cases.push({ name: 'invalid UTF-8 bytes', expected: 'dead-lettered: poison', id: poisonId, sentAt: poisonSent });
 
   const unknown = EnvelopeCodec.make('urn:babel:orders:cancelled', { order_id: 'A-1' }, { queue: topic });
-  await publishRaw(lib, client, topic, EnvelopeCodec.encodeToBuffer(unknown), pulsarProperties(unknown));
-  add('unknown URN urn:babel:orders:cancelled', 'dead-lettered: unknown_urn', unknown.meta.id);
+  await add('unknown URN urn:babel:orders:cancelled', 'dead-lettered: unknown_urn', async () => {
+    await publishRaw(lib, client, topic, EnvelopeCodec.encodeToBuffer(unknown), pulsarProperties(unknown));
+    return unknown.meta.id;
+  });
 
   const future = EnvelopeCodec.make('urn:babel:orders:created', { order_id: 'A-6', sku: 'BOOK', quantity: 1 }, { queue: topic });
-  await publishRaw(lib, client, topic, EnvelopeCodec.encodeToBuffer(future), { ...pulsarProperties(future), 'bq-schema-version': '2' });
-  add('bq-schema-version "2"', 'acknowledged by the schema gate', future.meta.id);
+  await add('bq-schema-version "2"', 'acknowledged by the schema gate', async () => {
+    await publishRaw(lib, client, topic, EnvelopeCodec.encodeToBuffer(future), { ...pulsarProperties(future), 'bq-schema-version': '2' });
+    return future.meta.id;
+  });
   return cases;
 }
 

@@ -43,7 +43,8 @@ const find = (sdk, direction, feature) =>
   results.find((r) => r.sdk === sdk && r.direction === direction && r.feature === feature);
 const sdksPresent = SDKS.filter(([sdk]) => results.some((r) => r.sdk === sdk) || data.sdks?.[sdk]);
 const directionLabel = (name, direction) => (direction === 'to-peer' ? `Node → ${name}` : `${name} → Node`);
-const cell = (text) => String(text).replace(/\|/g, '\\|').replace(/\n/g, ' ');
+const cell = (text) =>
+  String(text).replace(/\|/g, '\\|').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\n/g, ' ');
 
 const notes = [];
 const noteRef = (text) => {
@@ -106,7 +107,8 @@ if (!matrixOnly) {
     for (const [feature] of FEATURES) {
       for (const direction of DIRECTIONS) {
         const entry = find(sdk, direction, feature);
-        if (!entry) continue;
+        // Not-run cells carry their reason as a footnote of the matrix already.
+        if (!entry || entry.status === 'not-run') continue;
         lines.push(
           `| ${name} | ${directionLabel(name, direction)} | ${feature} | ${ICON[entry.status] ?? entry.status} | ${cell(entry.evidence)} |`,
         );

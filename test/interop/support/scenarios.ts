@@ -41,7 +41,6 @@ export interface PeerProfile {
   routedPublish: true | string;
   /** How the peer publishes with a delay: a caveat for the table, or a reason it cannot. */
   delayedPublish: { note?: string } | { unsupported: string };
-  /** Set BQ_INTEROP_REQUIRE=<sdk> (or all) to make an unobtainable SDK a test failure. */
 }
 
 /** Non-ASCII text, integers, an exact float, booleans, null, nested objects and arrays. */
@@ -122,6 +121,7 @@ export function defineInteropSuite(profile: PeerProfile): void {
 
   describe(`interop with the ${name} SDK (real broker)`, () => {
     const setup = setupPeer(sdk);
+    // BQ_INTEROP_REQUIRE=<sdk>[,<sdk>] (or all): an SDK its registry does not serve fails instead of not running.
     const required = (process.env.BQ_INTEROP_REQUIRE ?? '')
       .split(',')
       .some((s) => s.trim() === sdk || s.trim() === 'all');

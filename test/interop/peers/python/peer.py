@@ -1,7 +1,10 @@
 """Interop peer: a small program of ours on the public API of the Python BabelQueue SDK.
 
-It talks to the broker only through the SDK's Pulsar transport (``babelqueue.pulsar_transport``,
-over the official ``pulsar-client`` wheel). The Jest interop suite drives it:
+It talks to the broker through the SDK's Pulsar transport (``babelqueue.pulsar_transport``, over the
+official ``pulsar-client`` wheel). The one exception is a delayed publish, which the SDK does not
+offer: the SDK's envelope and property projection go out through the transport's own pulsar-client
+producer with ``deliver_after`` (two private helpers of the pinned SDK version, ``_projection`` and
+``_producer``). The Jest interop suite drives it:
 
   produce  read a JSON list of {urn, data, traceId?, delayMs?, routeUrn?} (file or "-" for stdin),
            publish each one and print one JSON line per message: {"event": "produced", "id": meta.id, ...}
