@@ -2,7 +2,17 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'test-results/', 'test/conformance/vendor/', 'test/interop/peers/'] },
+  {
+    ignores: [
+      'dist/',
+      'dist-sample/',
+      'node_modules/',
+      'coverage/',
+      'test-results/',
+      'test/conformance/vendor/',
+      'test/interop/peers/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -8,7 +8,11 @@ import { pulsarProperties } from '../dist/pulsar/binding.js';
 const CASE_MS = Number(process.env.BENCH_MS ?? 500);
 const ROUND_TRIP_NS = 750_000;
 
-const envelope = EnvelopeCodec.make('urn:babel:orders:created', { order_id: 1042, note: 'Café ☕', lines: [1, 2, 3] }, { queue: 'orders' });
+const envelope = EnvelopeCodec.make(
+  'urn:babel:orders:created',
+  { order_id: 1042, note: 'Café ☕', lines: [1, 2, 3] },
+  { queue: 'orders' },
+);
 const message = (properties = {}, payload = EnvelopeCodec.encodeToBuffer(envelope)) => ({
   payload,
   properties: { ...pulsarProperties(envelope), ...properties },
@@ -56,5 +60,10 @@ console.log('case'.padEnd(40), 'ns/msg'.padStart(10), 'share'.padStart(8), 'reta
 for (const [name, input, outcome] of cases) {
   const ns = measure(input, outcome);
   const bytes = heapPerMessage(input, outcome);
-  console.log(name.padEnd(40), ns.toFixed(0).padStart(10), `${((ns / ROUND_TRIP_NS) * 100).toFixed(2)}%`.padStart(8), bytes.toFixed(0).padStart(16));
+  console.log(
+    name.padEnd(40),
+    ns.toFixed(0).padStart(10),
+    `${((ns / ROUND_TRIP_NS) * 100).toFixed(2)}%`.padStart(8),
+    bytes.toFixed(0).padStart(16),
+  );
 }

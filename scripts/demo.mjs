@@ -11,7 +11,11 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const began = Date.now();
 
 async function post(base, route, body) {
-  const response = await fetch(`${base}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const response = await fetch(`${base}${route}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (!response.ok) throw new Error(`POST ${route}: HTTP ${response.status} ${await response.text()}`);
   return (await response.json()).id;
 }
@@ -36,14 +40,32 @@ async function sendTraffic(app, lib, client, topic) {
     const sentAt = Date.now();
     cases.push({ name, expected, id: await send(), sentAt, ...extra });
   };
-  const order = (body, query = '') => () => post(app.base, `/orders${query}`, body);
+  const order =
+    (body, query = '') =>
+    () =>
+      post(app.base, `/orders${query}`, body);
   await add('order A-1', 'handled', order({ order_id: 'A-1', sku: 'BOOK', quantity: 1 }));
   await add('order A-2 (ünïcödé sku)', 'handled', order({ order_id: 'A-2', sku: 'ŽLUŤOUČKÝ-KŮŇ', quantity: 3 }));
-  await add('payment for A-1', 'handled after 2 retries', () => post(app.base, '/payments', { order_id: 'A-1', amount: 12.5 }));
-  await add('order A-3, out of stock', 'dead-lettered: failed', order({ order_id: 'A-3', sku: 'OUT-OF-STOCK', quantity: 1 }));
-  await add('order A-4, quantity 0 (pipe)', 'dead-lettered: failed', order({ order_id: 'A-4', sku: 'BOOK', quantity: 0 }));
+  await add('payment for A-1', 'handled after 2 retries', () =>
+    post(app.base, '/payments', { order_id: 'A-1', amount: 12.5 }),
+  );
+  await add(
+    'order A-3, out of stock',
+    'dead-lettered: failed',
+    order({ order_id: 'A-3', sku: 'OUT-OF-STOCK', quantity: 1 }),
+  );
+  await add(
+    'order A-4, quantity 0 (pipe)',
+    'dead-lettered: failed',
+    order({ order_id: 'A-4', sku: 'BOOK', quantity: 0 }),
+  );
   const delayMs = 3000;
-  await add(`order A-5, delayed ${delayMs} ms`, 'handled after the delay', order({ order_id: 'A-5', sku: 'PEN', quantity: 2 }, `?delayMs=${delayMs}`), { delayMs });
+  await add(
+    `order A-5, delayed ${delayMs} ms`,
+    'handled after the delay',
+    order({ order_id: 'A-5', sku: 'PEN', quantity: 2 }, `?delayMs=${delayMs}`),
+    { delayMs },
+  );
 
   const poisonId = randomUUID();
   const poisonSent = Date.now();
@@ -60,9 +82,16 @@ async function sendTraffic(app, lib, client, topic) {
     return unknown.meta.id;
   });
 
-  const future = EnvelopeCodec.make('urn:babel:orders:created', { order_id: 'A-6', sku: 'BOOK', quantity: 1 }, { queue: topic });
+  const future = EnvelopeCodec.make(
+    'urn:babel:orders:created',
+    { order_id: 'A-6', sku: 'BOOK', quantity: 1 },
+    { queue: topic },
+  );
   await add('bq-schema-version "2"', 'acknowledged by the schema gate', async () => {
-    await publishRaw(lib, client, topic, EnvelopeCodec.encodeToBuffer(future), { ...pulsarProperties(future), 'bq-schema-version': '2' });
+    await publishRaw(lib, client, topic, EnvelopeCodec.encodeToBuffer(future), {
+      ...pulsarProperties(future),
+      'bq-schema-version': '2',
+    });
     return future.meta.id;
   });
   return cases;
@@ -74,13 +103,23 @@ function outcomeOf(testCase, views) {
   if (handled) {
     const delayed = testCase.delayMs !== undefined && handled.handledAt - testCase.sentAt >= testCase.delayMs;
     const outcome =
-      testCase.delayMs !== undefined ? (delayed ? 'handled after the delay' : 'handled too early') : handled.attempts === 0 ? 'handled' : `handled after ${handled.attempts} retries`;
+      testCase.delayMs !== undefined
+        ? delayed
+          ? 'handled after the delay'
+          : 'handled too early'
+        : handled.attempts === 0
+          ? 'handled'
+          : `handled after ${handled.attempts} retries`;
     return { outcome, at: handled.handledAt };
   }
   const dead = views.deadLetters.find((d) => (d.body?.meta?.id ?? d.properties['bq-message-id']) === testCase.id);
   if (dead) {
     const attempts = dead.properties['bq-dead-letter-attempts'];
-    return { outcome: `dead-lettered: ${dead.properties['bq-dead-letter-reason']}`, detail: `${attempts} attempt(s); ${dead.properties['bq-dead-letter-error'] ?? ''}`, at: Number(dead.properties['bq-dead-letter-failed-at']) };
+    return {
+      outcome: `dead-lettered: ${dead.properties['bq-dead-letter-reason']}`,
+      detail: `${attempts} attempt(s); ${dead.properties['bq-dead-letter-error'] ?? ''}`,
+      at: Number(dead.properties['bq-dead-letter-failed-at']),
+    };
   }
   const rejected = views.rejected.find((r) => r.messageId === testCase.id);
   if (rejected) return { outcome: 'acknowledged by the schema gate', at: rejected.at };
@@ -90,7 +129,11 @@ function outcomeOf(testCase, views) {
 async function collect(app, cases) {
   const deadline = Date.now() + 90_000;
   for (;;) {
-    const [handled, settlements, deadLetters] = await Promise.all([getJson(app.base, '/orders'), getJson(app.base, '/settlements'), getJson(app.base, '/dead-letters')]);
+    const [handled, settlements, deadLetters] = await Promise.all([
+      getJson(app.base, '/orders'),
+      getJson(app.base, '/settlements'),
+      getJson(app.base, '/dead-letters'),
+    ]);
     const views = { handled, rejected: settlements.rejected, deadLetters };
     const results = cases.map((c) => ({ ...c, result: outcomeOf(c, views) }));
     if (results.every((r) => r.result) || Date.now() > deadline) return results;
@@ -138,9 +181,16 @@ async function main() {
     const topic = startedBroker ? 'orders' : `orders-demo-${randomUUID().slice(0, 8)}`;
     const port = await freePort();
     say(`starting the sample app on port ${port}, consuming ${topic}`);
-    app = await startSampleApp({ PORT: String(port), ORDERS_TOPIC: topic, PULSAR_SERVICE_URL: webUrl, PULSAR_WEB_URL: webUrl });
+    app = await startSampleApp({
+      PORT: String(port),
+      ORDERS_TOPIC: topic,
+      PULSAR_SERVICE_URL: webUrl,
+      PULSAR_WEB_URL: webUrl,
+    });
     client = new lib.PulsarWebSocketClient({ serviceUrl: webUrl });
-    say('sending traffic: orders, a flaky payment, a poisoned message, an unknown URN, a delayed order, a future schema version');
+    say(
+      'sending traffic: orders, a flaky payment, a poisoned message, an unknown URN, a delayed order, a future schema version',
+    );
     const cases = await sendTraffic(app, lib, client, topic);
     say('waiting until every message has settled');
     const results = await collect(app, cases);
@@ -148,7 +198,9 @@ async function main() {
     const failures = results.filter((r) => r.result?.outcome !== r.expected);
     const code = await app.stop();
     app = null;
-    console.log(`\n${results.length - failures.length} of ${results.length} messages settled as expected; app stopped (${code === 'SIGTERM' ? 'graceful SIGTERM shutdown' : `exit ${code}`}); ${Math.round((Date.now() - began) / 1000)} s in all`);
+    console.log(
+      `\n${results.length - failures.length} of ${results.length} messages settled as expected; app stopped (${code === 'SIGTERM' ? 'graceful SIGTERM shutdown' : `exit ${code}`}); ${Math.round((Date.now() - began) / 1000)} s in all`,
+    );
     return failures.length === 0 && (code === 0 || code === 'SIGTERM') ? 0 : 1;
   } finally {
     await client?.close();

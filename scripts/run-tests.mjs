@@ -13,8 +13,7 @@ const named = process.argv.slice(2, separator === -1 ? undefined : separator);
 const passThrough = separator === -1 ? [] : process.argv.slice(separator + 1);
 
 const hasTests = (dir) =>
-  fs.existsSync(dir) &&
-  fs.readdirSync(dir, { recursive: true }).some((file) => String(file).endsWith('.test.ts'));
+  fs.existsSync(dir) && fs.readdirSync(dir, { recursive: true }).some((file) => String(file).endsWith('.test.ts'));
 const projects = (named.length ? named : all).filter((name) => {
   if (!all.includes(name)) throw new Error(`unknown test project "${name}" (known: ${all.join(', ')})`);
   return hasTests(path.join(root, 'test', name));
@@ -22,6 +21,23 @@ const projects = (named.length ? named : all).filter((name) => {
 if (projects.length === 0) {
   console.error('no test files found for the selected projects');
   process.exit(1);
+}
+
+// A full run (no project named) also checks types, lint and formatting; each failing check counts as a failure.
+const staticChecks = named.length
+  ? []
+  : [
+      ['typecheck', ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--noEmit']],
+      ['lint', ['node_modules/eslint/bin/eslint.js', '.']],
+      ['format', ['node_modules/prettier/bin/prettier.cjs', '--check', '.']],
+    ];
+let staticPassed = 0;
+let staticFailed = 0;
+for (const [name, args] of staticChecks) {
+  const check = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
+  if (check.status === 0) staticPassed += 1;
+  else staticFailed += 1;
+  console.log(`[${name}] ${check.status === 0 ? 'ok' : 'FAILED'}`);
 }
 
 const resultsFile = path.join(root, 'test-results', 'jest.json');
@@ -42,13 +58,13 @@ const jest = spawnSync(
   { cwd: root, stdio: 'inherit' },
 );
 
-let passed = 0;
-let failed = 0;
+let passed = staticPassed;
+let failed = staticFailed;
 if (fs.existsSync(resultsFile)) {
   const results = JSON.parse(fs.readFileSync(resultsFile, 'utf8'));
-  passed = results.numPassedTests;
+  passed += results.numPassedTests;
   // A suite that fails to load has no failed tests of its own; count it so the line cannot read clean.
-  failed = results.numFailedTests + results.numRuntimeErrorTestSuites;
+  failed += results.numFailedTests + results.numRuntimeErrorTestSuites;
 }
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(jest.status === 0 && failed === 0 ? 0 : 1);

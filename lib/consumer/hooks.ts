@@ -19,7 +19,12 @@ export interface BabelQueueHooks {
   /** No handler for the URN. When set, it runs and the message is acknowledged. */
   onUnknownUrn?(envelope: Envelope, message: PulsarMessage): void | Promise<void>;
   /** bq-job and the body URN differ; the property routed the message. */
-  onRoutingMismatch?(propertyUrn: string, bodyUrn: string, envelope: Envelope, message: PulsarMessage): void | Promise<void>;
+  onRoutingMismatch?(
+    propertyUrn: string,
+    bodyUrn: string,
+    envelope: Envelope,
+    message: PulsarMessage,
+  ): void | Promise<void>;
   /** A record reached the dead-letter topic (called after the write succeeded). */
   onDeadLetter?(record: DeadLetterWrite, message: PulsarMessage): void | Promise<void>;
 }

@@ -1,4 +1,11 @@
-export type { InboundMessage, Inspection, Outcome, OutboundCopy, Settlement, SettlementPolicy } from './decision-types.js';
+export type {
+  InboundMessage,
+  Inspection,
+  Outcome,
+  OutboundCopy,
+  Settlement,
+  SettlementPolicy,
+} from './decision-types.js';
 export { inspect } from './inspect.js';
 export { decideSettlement, countedAttempt } from './settle.js';
 export type { BabelQueueHooks, ConsumerLogger, DeadLetterWrite } from './hooks.js';

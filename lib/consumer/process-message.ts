@@ -76,12 +76,22 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
     deadLetter: ctx.deadLetterProducer !== null,
     now: ctx.now?.() ?? Date.now(),
   });
-  const event: SettledEvent = { topic: ctx.topic, messageId: message.getMessageId().toString(), urn, action: settlement.action };
+  const event: SettledEvent = {
+    topic: ctx.topic,
+    messageId: message.getMessageId().toString(),
+    urn,
+    action: settlement.action,
+  };
   await carryOut(settlement, message, envelope, ctx, event, onError);
   return event;
 }
 
-async function runHandler(urn: string, envelope: Envelope, message: PulsarMessage, ctx: ProcessorContext): Promise<Outcome> {
+async function runHandler(
+  urn: string,
+  envelope: Envelope,
+  message: PulsarMessage,
+  ctx: ProcessorContext,
+): Promise<Outcome> {
   if (!ctx.hasHandler(urn)) {
     if (!ctx.hooks.onUnknownUrn) return { kind: 'failed', reason: 'unknown_urn', error: new UnknownUrnError(urn) };
     try {
@@ -132,7 +142,12 @@ async function carryOut(
         // Decision D7: never acknowledge what was not replaced; the broker redelivers it.
         event.written = false;
         const where = isRetry ? 'retry copy to' : 'dead-letter record to';
-        onError(new Error(`could not write the ${where} ${producer!.getTopic()}: ${asError(error).message}`, { cause: error }), envelope);
+        onError(
+          new Error(`could not write the ${where} ${producer!.getTopic()}: ${asError(error).message}`, {
+            cause: error,
+          }),
+          envelope,
+        );
         ctx.consumer.negativeAcknowledge(message);
         return;
       }

@@ -1,6 +1,13 @@
 import { bareTopicName, deadLetterProperties, deadLetterRecord, EnvelopeCodec } from '../envelope/index.js';
 import { BQ } from '../pulsar/binding.js';
-import type { InboundMessage, Inspection, Outcome, OutboundCopy, Settlement, SettlementPolicy } from './decision-types.js';
+import type {
+  InboundMessage,
+  Inspection,
+  Outcome,
+  OutboundCopy,
+  Settlement,
+  SettlementPolicy,
+} from './decision-types.js';
 
 /**
  * Decides how a delivery is settled (pure): contract §3.9 with Decisions D1–D7.
@@ -94,7 +101,13 @@ function settleFailure(
       data: EnvelopeCodec.encodeToBuffer(record),
       properties: {
         ...withAttemptsProperty(message.properties, attempt),
-        ...deadLetterProperties({ reason: outcome.reason, error: outcome.error, attempts: attempt, originalQueue, failedAt }),
+        ...deadLetterProperties({
+          reason: outcome.reason,
+          error: outcome.error,
+          attempts: attempt,
+          originalQueue,
+          failedAt,
+        }),
       },
     },
   };
@@ -107,7 +120,8 @@ function retry(
   policy: SettlementPolicy,
   why: string,
 ): Settlement {
-  if (policy.retryBy === 'nack') return { action: 'nack', why: `${why}; retry ${attempt} of ${policy.maxAttempts - 1}` };
+  if (policy.retryBy === 'nack')
+    return { action: 'nack', why: `${why}; retry ${attempt} of ${policy.maxAttempts - 1}` };
   return { action: 'retry', copy: { data, properties }, attempt };
 }
 

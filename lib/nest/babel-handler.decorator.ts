@@ -20,10 +20,14 @@ export interface BabelHandlerExtras {
  */
 export function BabelHandler(urn: string, options: BabelHandlerOptions = {}): MethodDecorator {
   const pattern = typeof urn === 'string' ? urn.trim() : '';
-  if (pattern === '') throw new TypeError('@BabelHandler needs a non-blank URN, e.g. @BabelHandler("urn:babel:orders:created")');
+  if (pattern === '')
+    throw new TypeError('@BabelHandler needs a non-blank URN, e.g. @BabelHandler("urn:babel:orders:created")');
   return (target, key, descriptor) => {
     const owner = typeof target === 'function' ? target.name : target.constructor.name;
-    const extras = { ...options.extras, [BABEL_HANDLER_EXTRAS]: { handler: `${owner}.${String(key)}` } satisfies BabelHandlerExtras };
+    const extras = {
+      ...options.extras,
+      [BABEL_HANDLER_EXTRAS]: { handler: `${owner}.${String(key)}` } satisfies BabelHandlerExtras,
+    };
     const register = EventPattern<string>(pattern, BABEL_TRANSPORT, extras) as MethodDecorator;
     register(target, key, descriptor);
     // Outermost of the method's own interceptors, so it sees what the method pipeline finally threw.

@@ -9,7 +9,12 @@ import { BabelContext } from './babel.context.js';
 import type { BabelHandlerExtras } from './babel-handler.decorator.js';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
 import { failureCause } from './failure-capture.js';
-import { isProducer, resolveServerOptions, type BabelPulsarServerOptions, type ResolvedServerOptions } from './server-options.js';
+import {
+  isProducer,
+  resolveServerOptions,
+  type BabelPulsarServerOptions,
+  type ResolvedServerOptions,
+} from './server-options.js';
 
 export type BabelServerStatus = 'connected' | 'disconnected' | 'reconnecting' | 'closed';
 
@@ -32,10 +37,7 @@ const STATUS_POLL_MS = 1000;
  * A NestJS CustomTransportStrategy that consumes Pulsar topics and routes each message to the
  * @BabelHandler method of its URN, settling it as the BabelQueue reference transport does.
  */
-export class BabelPulsarServer
-  extends Server<BabelServerEvents, BabelServerStatus>
-  implements CustomTransportStrategy
-{
+export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStatus> implements CustomTransportStrategy {
   override readonly transportId = BABEL_TRANSPORT;
   // Handler errors must reach the settlement logic rather than be logged and swallowed by Nest.
   override readonly propagatesEventHandlerErrors = true;
@@ -81,12 +83,19 @@ export class BabelPulsarServer
   }
 
   /** Rejects a second handler for one URN, naming both. */
-  override addHandler(pattern: unknown, callback: MessageHandler, isEventHandler = false, extras: Record<string, unknown> = {}): void {
+  override addHandler(
+    pattern: unknown,
+    callback: MessageHandler,
+    isEventHandler = false,
+    extras: Record<string, unknown> = {},
+  ): void {
     const urn = this.normalizePattern(pattern as string);
     const name = (extras[BABEL_HANDLER_EXTRAS] as BabelHandlerExtras | undefined)?.handler ?? 'an unnamed handler';
     const existing = this.handlerNames.get(urn);
     if (existing !== undefined || this.messageHandlers.has(urn)) {
-      throw new Error(`two handlers for ${urn} on one BabelPulsarServer: ${existing ?? 'an unnamed handler'} and ${name}`);
+      throw new Error(
+        `two handlers for ${urn} on one BabelPulsarServer: ${existing ?? 'an unnamed handler'} and ${name}`,
+      );
     }
     this.handlerNames.set(urn, name);
     super.addHandler(pattern, callback, isEventHandler, extras);
@@ -94,7 +103,11 @@ export class BabelPulsarServer
 
   /** Consumers currently running, with how many messages each is handling (for health checks). */
   describe(): Array<{ topic: string; active: number; connected: boolean }> {
-    return this.running.map(({ consumer }) => ({ topic: consumer.topic, active: consumer.activeCount, connected: consumer.isConnected() }));
+    return this.running.map(({ consumer }) => ({
+      topic: consumer.topic,
+      active: consumer.activeCount,
+      connected: consumer.isConnected(),
+    }));
   }
 
   private async start(): Promise<void> {
@@ -139,9 +152,13 @@ export class BabelPulsarServer
         topic,
         subscription: this.settings.subscription,
         subscriptionType: this.settings.subscriptionType,
-        ...(this.options.subscriptionInitialPosition && { subscriptionInitialPosition: this.options.subscriptionInitialPosition }),
+        ...(this.options.subscriptionInitialPosition && {
+          subscriptionInitialPosition: this.options.subscriptionInitialPosition,
+        }),
         ...(this.options.receiverQueueSize !== undefined && { receiverQueueSize: this.options.receiverQueueSize }),
-        ...(this.options.nackRedeliverTimeoutMs !== undefined && { nAckRedeliverTimeoutMs: this.options.nackRedeliverTimeoutMs }),
+        ...(this.options.nackRedeliverTimeoutMs !== undefined && {
+          nAckRedeliverTimeoutMs: this.options.nackRedeliverTimeoutMs,
+        }),
       });
       const consumer = new TopicConsumer({
         topic,

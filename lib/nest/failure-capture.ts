@@ -29,9 +29,11 @@ export function failureCause(context: object, reported: unknown): Error {
   const text =
     typeof reported === 'string'
       ? reported
-      : typeof reported === 'object' && reported !== null && typeof (reported as { message?: unknown }).message === 'string'
+      : typeof reported === 'object' &&
+          reported !== null &&
+          typeof (reported as { message?: unknown }).message === 'string'
         ? (reported as { message: string }).message
-        : JSON.stringify(reported) ?? String(reported);
+        : (JSON.stringify(reported) ?? String(reported));
   const error = new Error(text);
   error.name = 'RpcException';
   return error;

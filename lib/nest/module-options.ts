@@ -323,7 +323,9 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     ...(consumer.receiverQueueSize !== undefined && { receiverQueueSize: consumer.receiverQueueSize }),
     ...(consumer.shutdownTimeoutMs !== undefined && { shutdownTimeoutMs: consumer.shutdownTimeoutMs }),
     ...(consumer.receiveTimeoutMs !== undefined && { receiveTimeoutMs: consumer.receiveTimeoutMs }),
-    ...(consumer.subscriptionInitialPosition !== undefined && { subscriptionInitialPosition: consumer.subscriptionInitialPosition }),
+    ...(consumer.subscriptionInitialPosition !== undefined && {
+      subscriptionInitialPosition: consumer.subscriptionInitialPosition,
+    }),
     ...(consumer.nackRedeliverTimeoutMs !== undefined && { nackRedeliverTimeoutMs: consumer.nackRedeliverTimeoutMs }),
     ...(options.logger !== undefined && { logger: options.logger }),
   };

@@ -78,15 +78,20 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
   if (!client || typeof client.subscribe !== 'function' || typeof client.createProducer !== 'function') {
     throw new TypeError('options.client must be a Pulsar client (pulsar-client Client or PulsarWebSocketClient)');
   }
-  const topics = (Array.isArray(options.topics) ? options.topics : [options.topics]).map((t) => (typeof t === 'string' ? t.trim() : ''));
+  const topics = (Array.isArray(options.topics) ? options.topics : [options.topics]).map((t) =>
+    typeof t === 'string' ? t.trim() : '',
+  );
   if (topics.length === 0 || topics.some((t) => t === '')) {
     throw new TypeError('options.topics must be one or more non-blank topic names');
   }
-  if (new Set(topics).size !== topics.length) throw new TypeError(`options.topics lists a topic twice: ${topics.join(', ')}`);
+  if (new Set(topics).size !== topics.length)
+    throw new TypeError(`options.topics lists a topic twice: ${topics.join(', ')}`);
 
   const subscriptionType = options.subscriptionType ?? 'Shared';
   if (!SUBSCRIPTION_TYPES.includes(subscriptionType)) {
-    throw new TypeError(`options.subscriptionType must be one of ${SUBSCRIPTION_TYPES.join(', ')}, got ${String(subscriptionType)}`);
+    throw new TypeError(
+      `options.subscriptionType must be one of ${SUBSCRIPTION_TYPES.join(', ')}, got ${String(subscriptionType)}`,
+    );
   }
   const maxAttempts = positiveInteger('options.maxAttempts', options.maxAttempts, 3);
 
@@ -102,22 +107,34 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
     throw new TypeError(`options.retry must be 'republish', 'nack' or a producer, got ${String(retry)}`);
   }
   if (isProducer(retry) && topics.length > 1) {
-    throw new TypeError('options.retry as a single producer needs exactly one topic: a retry goes back to its own topic');
+    throw new TypeError(
+      'options.retry as a single producer needs exactly one topic: a retry goes back to its own topic',
+    );
   }
   const deadLetter = options.deadLetter ?? true;
-  if (typeof deadLetter === 'string' ? deadLetter.trim() === '' : typeof deadLetter !== 'boolean' && !isProducer(deadLetter)) {
+  if (
+    typeof deadLetter === 'string'
+      ? deadLetter.trim() === ''
+      : typeof deadLetter !== 'boolean' && !isProducer(deadLetter)
+  ) {
     throw new TypeError('options.deadLetter must be true, false, a non-blank topic name or a producer');
   }
   const subscription = options.subscription ?? 'babelqueue';
   if (typeof subscription !== 'string' || subscription.trim() === '') {
     throw new TypeError('options.subscription must be a non-blank string');
   }
-  if (options.subscriptionInitialPosition !== undefined && !['Latest', 'Earliest'].includes(options.subscriptionInitialPosition)) {
-    throw new TypeError(`options.subscriptionInitialPosition must be 'Latest' or 'Earliest', got ${String(options.subscriptionInitialPosition)}`);
+  if (
+    options.subscriptionInitialPosition !== undefined &&
+    !['Latest', 'Earliest'].includes(options.subscriptionInitialPosition)
+  ) {
+    throw new TypeError(
+      `options.subscriptionInitialPosition must be 'Latest' or 'Earliest', got ${String(options.subscriptionInitialPosition)}`,
+    );
   }
   positiveInteger('options.nackRedeliverTimeoutMs', options.nackRedeliverTimeoutMs, 0, 0);
   for (const hook of ['onError', 'onUnknownUrn', 'onRoutingMismatch', 'onDeadLetter'] as const) {
-    if (options[hook] !== undefined && typeof options[hook] !== 'function') throw new TypeError(`options.${hook} must be a function`);
+    if (options[hook] !== undefined && typeof options[hook] !== 'function')
+      throw new TypeError(`options.${hook} must be a function`);
   }
   return {
     topics,

@@ -34,12 +34,23 @@ export class DeadLetterReader {
       };
       socket.once('open', arm);
       socket.once('error', reject);
-      socket.once('unexpected-response', (_request, response) => reject(new Error(`reader: HTTP ${response.statusCode}`)));
+      socket.once('unexpected-response', (_request, response) =>
+        reject(new Error(`reader: HTTP ${response.statusCode}`)),
+      );
       socket.on('message', (raw) => {
-        const frame = JSON.parse(String(raw)) as { messageId: string; payload: string; properties?: Record<string, string> };
+        const frame = JSON.parse(String(raw)) as {
+          messageId: string;
+          payload: string;
+          properties?: Record<string, string>;
+        };
         // Readers take the same frame as an acknowledgement purely as flow control.
         socket.send(JSON.stringify({ messageId: frame.messageId }));
-        records.push({ messageId: frame.messageId, properties: frame.properties ?? {}, body: parseJson(frame.payload), payload: frame.payload });
+        records.push({
+          messageId: frame.messageId,
+          properties: frame.properties ?? {},
+          body: parseJson(frame.payload),
+          payload: frame.payload,
+        });
         arm();
       });
     });
@@ -49,7 +60,9 @@ export class DeadLetterReader {
 function parseJson(base64: string): Record<string, unknown> | null {
   try {
     const value: unknown = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(base64, 'base64')));
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
   } catch {
     return null;
   }

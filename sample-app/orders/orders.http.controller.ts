@@ -20,7 +20,9 @@ export class OrdersHttpController {
   @HttpCode(202)
   async create(@Body() order: Record<string, unknown>, @Query('delayMs') delayMs?: string) {
     const delay = delayMs === undefined ? undefined : Number(delayMs);
-    const id = await this.publisher.publish('urn:babel:orders:created', order, { ...(delay !== undefined && { delay }) });
+    const id = await this.publisher.publish('urn:babel:orders:created', order, {
+      ...(delay !== undefined && { delay }),
+    });
     return { id };
   }
 

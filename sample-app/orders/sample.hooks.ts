@@ -1,5 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { SchemaVersionRejectedError, type BabelQueueHooks, type DeadLetterWrite, type PulsarMessage } from '@babelqueue/nestjs-pulsar';
+import {
+  SchemaVersionRejectedError,
+  type BabelQueueHooks,
+  type DeadLetterWrite,
+  type PulsarMessage,
+} from '@babelqueue/nestjs-pulsar';
 import { OrdersStore } from './orders.store.js';
 
 /** Settlement hooks resolved through DI, so they can use other services (here the store). */

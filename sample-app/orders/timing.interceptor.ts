@@ -10,8 +10,14 @@ export class TimingInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const babel = context.switchToRpc().getContext<BabelContext>();
     const started = Date.now();
-    return next.handle().pipe(
-      tap(() => this.logger.log(`${babel.getUrn()} handled in ${Date.now() - started} ms (attempt ${babel.getAttempts() + 1})`)),
-    );
+    return next
+      .handle()
+      .pipe(
+        tap(() =>
+          this.logger.log(
+            `${babel.getUrn()} handled in ${Date.now() - started} ms (attempt ${babel.getAttempts() + 1})`,
+          ),
+        ),
+      );
   }
 }

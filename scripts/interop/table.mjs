@@ -2,7 +2,7 @@
 // Renders test-results/interop.json (written by the interop Jest suite) as Markdown for the README:
 // a matrix SDK × direction × feature, then what each cell's test checked.
 //
-//   node scripts/interop/table.mjs [results.json] [--matrix-only]
+//   node scripts/interop/table.mjs [results.json] [--matrix-only] [--write: into README.md]
 import fs from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from './common.mjs';
@@ -43,8 +43,13 @@ const find = (sdk, direction, feature) =>
   results.find((r) => r.sdk === sdk && r.direction === direction && r.feature === feature);
 const sdksPresent = SDKS.filter(([sdk]) => results.some((r) => r.sdk === sdk) || data.sdks?.[sdk]);
 const directionLabel = (name, direction) => (direction === 'to-peer' ? `Node → ${name}` : `${name} → Node`);
+// Registry addresses stay out of the README (and so out of commits): errors keep their status, not their URL.
+const redact = (text) =>
+  String(text)
+    .replace(/\s*\((?:GOPROXY=)?https?:\/\/[^)]*\)/g, '')
+    .replace(/https?:\/\/\S+/g, 'the registry');
 const cell = (text) =>
-  String(text).replace(/\|/g, '\\|').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\n/g, ' ');
+  redact(text).replace(/\|/g, '\\|').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\n/g, ' ');
 
 const notes = [];
 const noteRef = (text) => {
@@ -57,7 +62,7 @@ const lines = [];
 const versions = sdksPresent.map(([sdk, name]) => {
   const entry = data.sdks?.[sdk];
   if (!entry) return `${name}: no results`;
-  if (entry.setup !== 'ok') return `${name}: **not tested** — ${entry.reason?.split('\n')[0]}`;
+  if (entry.setup !== 'ok') return `${name}: **not tested** — ${redact(entry.reason?.split('\n')[0])}`;
   const pins = Object.entries(entry.versions ?? {})
     .map(([module, version]) => `${module} ${version}`)
     .join(', ');
@@ -118,4 +123,19 @@ if (!matrixOnly) {
   lines.push('');
   lines.push('</details>');
 }
-process.stdout.write(`${lines.join('\n')}\n`);
+const table = `${lines.join('\n')}\n`;
+if (args.includes('--write')) {
+  // Replaces the block between the interop-table markers in README.md.
+  const readmeFile = path.join(repoRoot, 'README.md');
+  const readme = fs.readFileSync(readmeFile, 'utf8');
+  const marked = /<!-- interop-table:start -->[\s\S]*?<!-- interop-table:end -->/;
+  if (!marked.test(readme))
+    throw new Error('README.md has no <!-- interop-table:start --> ... <!-- interop-table:end --> block');
+  fs.writeFileSync(
+    readmeFile,
+    readme.replace(marked, () => `<!-- interop-table:start -->\n${table}<!-- interop-table:end -->`),
+  );
+  console.log('README.md interop table updated');
+} else {
+  process.stdout.write(table);
+}

@@ -40,7 +40,9 @@ export function ensureDistribution(settings = brokerSettings()) {
   const distDir = path.join(settings.cacheDir, 'dist');
   const tarball = path.join(distDir, `pulsar-server-distribution-${PULSAR_VERSION}-bin.tar.gz`);
   if (!fs.existsSync(tarball)) {
-    log(`downloading org.apache.pulsar:pulsar-server-distribution:${PULSAR_VERSION} from Maven Central (~230 MB, once)`);
+    log(
+      `downloading org.apache.pulsar:pulsar-server-distribution:${PULSAR_VERSION} from Maven Central (~230 MB, once)`,
+    );
     const mvn = spawnSync(
       'mvn',
       [
@@ -187,7 +189,9 @@ function readState(settings) {
 export async function startBroker(settings = brokerSettings()) {
   const existing = readState(settings);
   if (existing && isAlive(existing.pid)) {
-    throw new Error(`a broker started by this script is already running (pid ${existing.pid}); run "npm run pulsar:down"`);
+    throw new Error(
+      `a broker started by this script is already running (pid ${existing.pid}); run "npm run pulsar:down"`,
+    );
   }
   for (const port of [settings.webPort, settings.brokerPort]) {
     if (!(await portFree(port))) throw new Error(`port ${port} on 127.0.0.1 is in use; stop what holds it first`);
@@ -273,10 +277,12 @@ export async function stopBroker(settings = brokerSettings()) {
 export async function ensureBroker(env = process.env) {
   const settings = brokerSettings(env);
   if (env.PULSAR_WEB_URL) {
-    if (!(await brokerAnswers(env.PULSAR_WEB_URL))) throw new Error(`PULSAR_WEB_URL=${env.PULSAR_WEB_URL} does not answer`);
+    if (!(await brokerAnswers(env.PULSAR_WEB_URL)))
+      throw new Error(`PULSAR_WEB_URL=${env.PULSAR_WEB_URL} does not answer`);
     return { started: false, webUrl: env.PULSAR_WEB_URL, serviceUrl: env.PULSAR_SERVICE_URL ?? settings.serviceUrl };
   }
-  if (await brokerAnswers(settings.webUrl)) return { started: false, webUrl: settings.webUrl, serviceUrl: settings.serviceUrl };
+  if (await brokerAnswers(settings.webUrl))
+    return { started: false, webUrl: settings.webUrl, serviceUrl: settings.serviceUrl };
   await startBroker(settings);
   return { started: true, webUrl: settings.webUrl, serviceUrl: settings.serviceUrl };
 }

@@ -10,7 +10,10 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Compiles the library (dist/) and the sample app (dist-sample/). */
 export function buildSampleApp() {
   for (const project of ['tsconfig.build.json', 'sample-app/tsconfig.json']) {
-    const result = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', project], { cwd: root, stdio: 'inherit' });
+    const result = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', project], {
+      cwd: root,
+      stdio: 'inherit',
+    });
     if (result.status !== 0) throw new Error(`tsc -p ${project} failed`);
   }
 }

@@ -13,7 +13,11 @@ export const newClient = (): PulsarWebSocketClient => new PulsarWebSocketClient(
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Polls until `check` returns a truthy value, or fails after `timeoutMs` with `what`. */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 20_000): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  what: string,
+  check: () => T | Promise<T>,
+  timeoutMs = 20_000,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -27,7 +31,9 @@ export async function waitFor<T>(what: string, check: () => T | Promise<T>, time
 export async function backlog(topic: string, subscription = 'babelqueue'): Promise<number> {
   const response = await fetch(`${webUrl()}/admin/v2/persistent/public/default/${topic}/stats`);
   if (!response.ok) throw new Error(`stats of ${topic}: HTTP ${response.status}`);
-  const stats = (await response.json()) as { subscriptions: Record<string, { msgBacklog: number; unackedMessages?: number }> };
+  const stats = (await response.json()) as {
+    subscriptions: Record<string, { msgBacklog: number; unackedMessages?: number }>;
+  };
   const sub = stats.subscriptions[subscription];
   if (!sub) throw new Error(`no subscription ${subscription} on ${topic}`);
   return sub.msgBacklog;

@@ -1,5 +1,10 @@
 // In-memory fakes of the Pulsar client surface, for edge cases the real broker cannot stage on demand.
-import type { PulsarConsumer, PulsarMessage, PulsarProducer, PulsarProducerMessage } from '../../lib/pulsar/client-types.js';
+import type {
+  PulsarConsumer,
+  PulsarMessage,
+  PulsarProducer,
+  PulsarProducerMessage,
+} from '../../lib/pulsar/client-types.js';
 
 export class FakeProducer implements PulsarProducer {
   readonly sent: PulsarProducerMessage[] = [];

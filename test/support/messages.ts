@@ -3,11 +3,17 @@ import { EnvelopeCodec, type Envelope } from '../../lib/envelope/index.js';
 import { pulsarProperties } from '../../lib/pulsar/binding.js';
 import type { PulsarMessage } from '../../lib/pulsar/client-types.js';
 
-export function envelopeOf(urn = 'urn:babel:orders:created', data: Record<string, unknown> = { order_id: 1042 }): Envelope {
+export function envelopeOf(
+  urn = 'urn:babel:orders:created',
+  data: Record<string, unknown> = { order_id: 1042 },
+): Envelope {
   return EnvelopeCodec.make(urn, data, { queue: 'orders' });
 }
 
-export function wire(envelope: Envelope | Record<string, unknown>): { payload: Buffer; properties: Record<string, string> } {
+export function wire(envelope: Envelope | Record<string, unknown>): {
+  payload: Buffer;
+  properties: Record<string, string>;
+} {
   return { payload: EnvelopeCodec.encodeToBuffer(envelope), properties: pulsarProperties(envelope) };
 }
 

@@ -11,20 +11,34 @@ jest.setTimeout(180_000);
 
 const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
 const snippets = readmeSnippets(readme);
-const tsc = (args: string[]) => execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), ...args], { cwd: root, encoding: 'utf8', stdio: 'pipe' });
+const tsc = (args: string[]) =>
+  execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: 'pipe',
+  });
 
 describe('README snippets', () => {
   it('has the quick start, forRootAsync, publishing and consuming examples', () => {
     const files = snippets.map((s) => path.basename(s.file));
-    for (const file of ['app.module.ts', 'app-async.module.ts', 'orders.service.ts', 'orders.controller.ts', 'main.ts']) {
+    for (const file of [
+      'app.module.ts',
+      'app-async.module.ts',
+      'orders.service.ts',
+      'orders.controller.ts',
+      'main.ts',
+    ]) {
       expect(files).toContain(file);
     }
     expect(readme).not.toMatch(/\.\.\/lib\/index\.js/);
   });
 
-  it.each(snippets.map((s) => [s.file, s.code]))('%s is shown exactly as tested (npm run readme re-renders it)', (file, code) => {
-    expect(code).toBe(readmeFormOf(fs.readFileSync(path.join(root, file), 'utf8')).replace(/\n?$/, '\n'));
-  });
+  it.each(snippets.map((s) => [s.file, s.code]))(
+    '%s is shown exactly as tested (npm run readme re-renders it)',
+    (file, code) => {
+      expect(code).toBe(readmeFormOf(fs.readFileSync(path.join(root, file), 'utf8')).replace(/\n?$/, '\n'));
+    },
+  );
 
   it('compiles, as extracted from the Markdown, against the built package', () => {
     const work = path.join(root, 'test-results', 'readme-snippets');
@@ -51,12 +65,13 @@ describe('README snippets', () => {
         include: ['src'],
       }),
     );
-    let output = '';
-    try {
-      output = tsc(['-p', path.join(work, 'tsconfig.json')]);
-    } catch (error) {
-      output = String((error as { stdout?: string }).stdout ?? error);
-    }
-    expect(output).toBe('');
+    const compile = (): string => {
+      try {
+        return tsc(['-p', path.join(work, 'tsconfig.json')]);
+      } catch (error) {
+        return String((error as { stdout?: string }).stdout ?? error);
+      }
+    };
+    expect(compile()).toBe('');
   });
 });

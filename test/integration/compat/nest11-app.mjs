@@ -44,5 +44,7 @@ const deadline = Date.now() + 30_000;
 while (seen.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
 await app.close();
 await client.close();
-const { version } = JSON.parse((await import('node:fs')).readFileSync(new URL(import.meta.resolve('@nestjs/core/package.json')), 'utf8'));
+const { version } = JSON.parse(
+  (await import('node:fs')).readFileSync(new URL(import.meta.resolve('@nestjs/core/package.json')), 'utf8'),
+);
 console.log(JSON.stringify({ nest: version, seen }));

@@ -20,13 +20,26 @@ function prepare(): string {
   if (!fs.existsSync(path.join(dir, 'node_modules', '@nestjs', 'core'))) {
     fs.mkdirSync(dir, { recursive: true });
     const dependencies = { ...NEST_11, 'reflect-metadata': '0.2.2', rxjs: '7.8.2', ws: '8.18.3' };
-    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'nest11-compat', private: true, type: 'module', dependencies }));
+    fs.writeFileSync(
+      path.join(dir, 'package.json'),
+      JSON.stringify({ name: 'nest11-compat', private: true, type: 'module', dependencies }),
+    );
     execFileSync('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts'], { cwd: dir, stdio: 'pipe' });
   }
   const target = path.join(dir, 'node_modules', '@babelqueue', 'nestjs-pulsar');
   fs.rmSync(target, { recursive: true, force: true });
   fs.mkdirSync(target, { recursive: true });
-  execFileSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json'), '--outDir', path.join(target, 'dist')], { stdio: 'pipe' });
+  execFileSync(
+    process.execPath,
+    [
+      path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'),
+      '-p',
+      path.join(root, 'tsconfig.build.json'),
+      '--outDir',
+      path.join(target, 'dist'),
+    ],
+    { stdio: 'pipe' },
+  );
   fs.copyFileSync(path.join(root, 'package.json'), path.join(target, 'package.json'));
   fs.copyFileSync(path.join(here, 'nest11-app.mjs'), path.join(dir, 'app.mjs'));
   return dir;
@@ -36,7 +49,12 @@ describe('NestJS 11 compatibility', () => {
   it('consumes, retries and acknowledges under Nest 11 with the built package', () => {
     const dir = prepare();
     const topic = uniqueTopic('nest11');
-    const output = execFileSync(process.execPath, ['app.mjs', webUrl(), topic], { cwd: dir, encoding: 'utf8', timeout: 120_000, stdio: ['ignore', 'pipe', 'pipe'] });
+    const output = execFileSync(process.execPath, ['app.mjs', webUrl(), topic], {
+      cwd: dir,
+      encoding: 'utf8',
+      timeout: 120_000,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const result = JSON.parse(output.trim().split('\n').pop()!);
     expect(result.nest).toBe(NEST_11['@nestjs/core']);
     expect(result.seen).toEqual([

@@ -32,7 +32,11 @@ let topic: string;
 const client = newClient();
 
 const post = async (route: string, body: unknown): Promise<string> => {
-  const response = await fetch(`${app.base}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const response = await fetch(`${app.base}${route}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   expect(response.status).toBe(202);
   return ((await response.json()) as { id: string }).id;
 };
@@ -44,7 +48,12 @@ const deadLetterFor = async (id: string) =>
 beforeAll(async () => {
   buildSampleApp();
   topic = uniqueTopic('sample-orders');
-  app = await startSampleApp({ PORT: String(await freePort()), ORDERS_TOPIC: topic, PULSAR_SERVICE_URL: webUrl(), PULSAR_WEB_URL: webUrl() });
+  app = await startSampleApp({
+    PORT: String(await freePort()),
+    ORDERS_TOPIC: topic,
+    PULSAR_SERVICE_URL: webUrl(),
+    PULSAR_WEB_URL: webUrl(),
+  });
 });
 afterAll(async () => {
   await client.close();
@@ -56,7 +65,11 @@ describe('sample app (separate process, real broker)', () => {
   it('publishes an order over HTTP and records it through @BabelHandler', async () => {
     const id = await post('/orders', { order_id: 'T-1', sku: 'BOOK', quantity: 2 });
     const handled = await waitFor('the order', () => handledById(id));
-    expect(handled).toMatchObject({ urn: 'urn:babel:orders:created', attempts: 0, data: { order_id: 'T-1', sku: 'BOOK', quantity: 2 } });
+    expect(handled).toMatchObject({
+      urn: 'urn:babel:orders:created',
+      attempts: 0,
+      data: { order_id: 'T-1', sku: 'BOOK', quantity: 2 },
+    });
   });
 
   it('retries the payment twice, then handles it', async () => {
@@ -80,16 +93,32 @@ describe('sample app (separate process, real broker)', () => {
       data: { order_id: 'T-3', sku: 'OUT-OF-STOCK', quantity: 1 },
       meta: { id, queue: topic, lang: 'node', schema_version: 1 },
       attempts: 3,
-      dead_letter: { reason: 'failed', error: 'sku OUT-OF-STOCK cannot be reserved', exception: 'Error', original_queue: topic, attempts: 3, lang: 'node' },
+      dead_letter: {
+        reason: 'failed',
+        error: 'sku OUT-OF-STOCK cannot be reserved',
+        exception: 'Error',
+        original_queue: topic,
+        attempts: 3,
+        lang: 'node',
+      },
     });
-    expect(record.properties).toMatchObject({ 'bq-job': 'urn:babel:orders:created', 'bq-attempts': '3', 'bq-dead-letter-reason': 'failed', 'bq-message-id': id });
+    expect(record.properties).toMatchObject({
+      'bq-job': 'urn:babel:orders:created',
+      'bq-attempts': '3',
+      'bq-dead-letter-reason': 'failed',
+      'bq-message-id': id,
+    });
     expect(await handledById(id)).toBeUndefined();
   });
 
   it('dead-letters an order the validation pipe rejects, with the pipe’s message', async () => {
     const id = await post('/orders', { order_id: 'T-4', sku: 'BOOK', quantity: -1 });
     const record = await waitFor('the dead letter', () => deadLetterFor(id));
-    expect(record.body!.dead_letter).toMatchObject({ reason: 'failed', exception: 'BadRequestException', error: 'quantity must be a positive integer, got -1' });
+    expect(record.body!.dead_letter).toMatchObject({
+      reason: 'failed',
+      exception: 'BadRequestException',
+      error: 'quantity must be a positive integer, got -1',
+    });
   });
 
   it('writes poison bytes to <topic>.dlq unchanged', async () => {
@@ -101,20 +130,33 @@ describe('sample app (separate process, real broker)', () => {
     const record = await waitFor('the poison record', () => deadLetterFor(id));
     expect(Buffer.from(record.payload, 'base64').equals(bytes)).toBe(true);
     expect(record.body).toBeNull();
-    expect(record.properties).toMatchObject({ 'bq-dead-letter-reason': 'poison', 'bq-dead-letter-attempts': '1', 'bq-dead-letter-lang': 'node' });
+    expect(record.properties).toMatchObject({
+      'bq-dead-letter-reason': 'poison',
+      'bq-dead-letter-attempts': '1',
+      'bq-dead-letter-lang': 'node',
+    });
   });
 
   it('dead-letters an unknown URN with reason unknown_urn, and acknowledges a future schema version at the gate', async () => {
     const producer = await client.createProducer({ topic });
     const unknown = EnvelopeCodec.make('urn:babel:orders:cancelled', {}, { queue: topic });
     await producer.send({ data: EnvelopeCodec.encodeToBuffer(unknown), properties: pulsarProperties(unknown) });
-    const future = EnvelopeCodec.make('urn:babel:orders:created', { order_id: 'T-5', sku: 'X', quantity: 1 }, { queue: topic });
-    await producer.send({ data: EnvelopeCodec.encodeToBuffer(future), properties: { ...pulsarProperties(future), 'bq-schema-version': '2' } });
+    const future = EnvelopeCodec.make(
+      'urn:babel:orders:created',
+      { order_id: 'T-5', sku: 'X', quantity: 1 },
+      { queue: topic },
+    );
+    await producer.send({
+      data: EnvelopeCodec.encodeToBuffer(future),
+      properties: { ...pulsarProperties(future), 'bq-schema-version': '2' },
+    });
     await producer.close();
     const record = await waitFor('the unknown-URN record', () => deadLetterFor(unknown.meta.id));
     expect(record.body!.dead_letter).toMatchObject({ reason: 'unknown_urn', attempts: 3 });
     const rejected = await waitFor('the gate rejection', async () =>
-      (await get<{ rejected: Array<{ messageId: string; error: string }> }>('/settlements')).rejected.find((r) => r.messageId === future.meta.id),
+      (await get<{ rejected: Array<{ messageId: string; error: string }> }>('/settlements')).rejected.find(
+        (r) => r.messageId === future.meta.id,
+      ),
     );
     expect(rejected.error).toMatch(/bq-schema-version "2"/);
     expect(await handledById(future.meta.id)).toBeUndefined();
@@ -133,7 +175,13 @@ describe('npm run demo', () => {
     const output = `${run.stdout}\n${run.stderr}`;
     if (run.status !== 0) throw new Error(`npm run demo exited with ${run.status}:\n${output.slice(-6000)}`);
     expect(output).toMatch(/9 of 9 messages settled as expected; app stopped \(graceful SIGTERM shutdown\)/);
-    for (const outcome of ['handled after 2 retries', 'handled after the delay', 'dead-lettered: poison', 'dead-lettered: unknown_urn', 'acknowledged by the schema gate']) {
+    for (const outcome of [
+      'handled after 2 retries',
+      'handled after the delay',
+      'dead-lettered: poison',
+      'dead-lettered: unknown_urn',
+      'acknowledged by the schema gate',
+    ]) {
       expect(output).toContain(outcome);
     }
     expect(output).not.toContain('UNEXPECTED');

@@ -170,7 +170,11 @@ describe('BabelPulsarServer lifecycle (real broker)', () => {
   });
 
   it('calls back with the error when a subscription cannot be made, and reports disconnected', async () => {
-    const server = new BabelPulsarServer({ client, topics: 'persistent://no-such-tenant/ns/topic', logger: quietLogger });
+    const server = new BabelPulsarServer({
+      client,
+      topics: 'persistent://no-such-tenant/ns/topic',
+      logger: quietLogger,
+    });
     const statuses: string[] = [];
     server.status.subscribe((status) => statuses.push(status));
     const error = await new Promise<unknown>((resolve) => server.listen(resolve));
@@ -184,7 +188,10 @@ describe('BabelPulsarServer lifecycle (real broker)', () => {
     const { hostname, port } = new URL(webUrl());
     const proxy = new TcpProxy(hostname, Number(port));
     await proxy.start();
-    const flaky = new PulsarWebSocketClient({ serviceUrl: proxy.url, reconnect: { initialDelayMs: 100, maxDelayMs: 500 } });
+    const flaky = new PulsarWebSocketClient({
+      serviceUrl: proxy.url,
+      reconnect: { initialDelayMs: 100, maxDelayMs: 500 },
+    });
     const topic = uniqueTopic('status');
     const seen: string[] = [];
     @Controller()

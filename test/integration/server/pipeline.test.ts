@@ -87,7 +87,10 @@ let topic: string;
 beforeAll(async () => {
   client = newClient();
   topic = uniqueTopic('pipeline');
-  service = await startService([Payments], { client, topics: topic, maxAttempts: 1 }, [OnlyPaidGuard, TimingInterceptor]);
+  service = await startService([Payments], { client, topics: topic, maxAttempts: 1 }, [
+    OnlyPaidGuard,
+    TimingInterceptor,
+  ]);
 });
 afterAll(async () => {
   await service.close();
@@ -106,7 +109,11 @@ async function publish(urn: string, data: Record<string, unknown>) {
 }
 
 async function deadLetterAfter(urn: string, data: Record<string, unknown>) {
-  const dlq = await client.subscribe({ topic: `${topic}.dlq`, subscription: `check-${Date.now()}`, subscriptionType: 'Shared' });
+  const dlq = await client.subscribe({
+    topic: `${topic}.dlq`,
+    subscription: `check-${Date.now()}`,
+    subscriptionType: 'Shared',
+  });
   await publish(urn, data);
   const [record] = await receiveN(dlq, 1);
   await dlq.close();
@@ -118,7 +125,12 @@ describe('Nest pipeline on @BabelHandler (real broker)', () => {
     await publish('urn:babel:payments:charge', { amount: 12.34, paid: true });
     await waitFor('the ack', () => service.settled.length === 1);
     expect(service.settled[0]!.action).toBe('ack');
-    expect(log).toEqual(['guard:true', 'before:urn:babel:payments:charge', 'charge:1234', 'after:urn:babel:payments:charge']);
+    expect(log).toEqual([
+      'guard:true',
+      'before:urn:babel:payments:charge',
+      'charge:1234',
+      'after:urn:babel:payments:charge',
+    ]);
   });
 
   it('treats a guard denial as a failure, reported with Nest’s message', async () => {
@@ -129,7 +141,11 @@ describe('Nest pipeline on @BabelHandler (real broker)', () => {
 
   it('treats a pipe rejection as a failure, with the pipe’s error', async () => {
     const record = await deadLetterAfter('urn:babel:payments:charge', { amount: 'lots', paid: true });
-    expect(record.dead_letter).toMatchObject({ reason: 'failed', error: 'amount must be a number', exception: 'BadRequestException' });
+    expect(record.dead_letter).toMatchObject({
+      reason: 'failed',
+      error: 'amount must be a number',
+      exception: 'BadRequestException',
+    });
   });
 
   it('lets an exception filter turn a failure into a success', async () => {

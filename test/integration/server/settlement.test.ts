@@ -53,14 +53,22 @@ describe('BabelPulsarServer settlement (real broker)', () => {
     class Orders {
       @BabelHandler(ORDER)
       created(@Payload() data: unknown, @Ctx() ctx: BabelContext) {
-        seen.push({ data, attempts: ctx.getAttempts(), urn: ctx.getUrn(), topic: ctx.getTopic(), traceId: ctx.getTraceId() });
+        seen.push({
+          data,
+          attempts: ctx.getAttempts(),
+          urn: ctx.getUrn(),
+          topic: ctx.getTopic(),
+          traceId: ctx.getTraceId(),
+        });
       }
     }
     service = await startService([Orders], { client, topics: topic });
     const { envelope, payload, properties } = envelopeFor(ORDER, { order_id: 1, note: 'Café ☕' }, topic);
     await publish(topic, payload, properties);
     await waitFor('the ack', () => service!.settled.length === 1);
-    expect(seen).toEqual([{ data: { order_id: 1, note: 'Café ☕' }, attempts: 0, urn: ORDER, topic, traceId: envelope.trace_id }]);
+    expect(seen).toEqual([
+      { data: { order_id: 1, note: 'Café ☕' }, attempts: 0, urn: ORDER, topic, traceId: envelope.trace_id },
+    ]);
     expect(service.settled[0]).toMatchObject({ action: 'ack', urn: ORDER });
     await waitFor('an empty backlog', async () => (await backlog(topic)) === 0);
     await sleep(300);
@@ -81,7 +89,10 @@ describe('BabelPulsarServer settlement (real broker)', () => {
     }
     service = await startService([Orders], { client, topics: topic, maxAttempts: 3 });
     const { envelope, payload, properties } = envelopeFor(ORDER, { order_id: 2, big: 1.5 }, topic);
-    await publish(topic, payload, { ...properties, traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' });
+    await publish(topic, payload, {
+      ...properties,
+      traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+    });
     const [record] = await receiveN(dlq, 1);
     expect(attempts).toEqual([0, 1, 2]);
     const body = JSON.parse(record!.getData().toString('utf8'));

@@ -1,5 +1,12 @@
 // The pure decision logic against contract §3.9, Decisions D1–D7 and behaviours 31–70 of contract §5.
-import { decideSettlement, inspect, type InboundMessage, type Inspection, type Outcome, type SettlementPolicy } from '../../../lib/consumer/index.js';
+import {
+  decideSettlement,
+  inspect,
+  type InboundMessage,
+  type Inspection,
+  type Outcome,
+  type SettlementPolicy,
+} from '../../../lib/consumer/index.js';
 import { EnvelopeCodec } from '../../../lib/envelope/index.js';
 import { envelopeOf, wire } from '../../support/messages.js';
 
@@ -28,7 +35,8 @@ function dispatched(message: InboundMessage): Extract<Inspection, { kind: 'dispa
   if (inspection.kind !== 'dispatch') throw new Error(`expected dispatch, got ${inspection.kind}`);
   return inspection;
 }
-const decide = (message: InboundMessage, outcome: Outcome, p = policy()) => decideSettlement(message, inspect(message), outcome, p);
+const decide = (message: InboundMessage, outcome: Outcome, p = policy()) =>
+  decideSettlement(message, inspect(message), outcome, p);
 const body = (data: Buffer) => JSON.parse(data.toString('utf8'));
 
 describe('bq-schema-version gate (31–36)', () => {
@@ -101,7 +109,10 @@ describe('routing (37–43)', () => {
     ['a JSON array', Buffer.from('[1,2]')],
     ['a JSON string', Buffer.from('"x"')],
     ['an object without URN', Buffer.from('{"trace_id":"t","data":{},"meta":{"schema_version":1},"attempts":0}')],
-    ['an envelope that fails accepts()', Buffer.from('{"job":"urn:x","trace_id":"t","data":[],"meta":{"schema_version":1},"attempts":0}')],
+    [
+      'an envelope that fails accepts()',
+      Buffer.from('{"job":"urn:x","trace_id":"t","data":[],"meta":{"schema_version":1},"attempts":0}'),
+    ],
   ])('classifies %s as poison even when bq-job is set (42, 43)', (_label, payload) => {
     const inspection = inspect(inbound(payload, { 'bq-job': 'urn:babel:orders:created', 'bq-schema-version': '1' }));
     expect(inspection.kind).toBe('poison');
@@ -135,9 +146,12 @@ describe('attempts (44–49)', () => {
     expect(attemptsOf({ 'bq-attempts': '1' }, 5)).toBe(1);
   });
 
-  it.each(['', '-1', '+1', ' 1', '1.0', 'abc', '2147483648'])('ignores bq-attempts %j and uses the body (47)', (value) => {
-    expect(attemptsOf({ 'bq-attempts': value }, 2)).toBe(2);
-  });
+  it.each(['', '-1', '+1', ' 1', '1.0', 'abc', '2147483648'])(
+    'ignores bq-attempts %j and uses the body (47)',
+    (value) => {
+      expect(attemptsOf({ 'bq-attempts': value }, 2)).toBe(2);
+    },
+  );
 
   it('reads "007" as 7 and "2147483647" as itself (48)', () => {
     expect(attemptsOf({ 'bq-attempts': '007' }, 0)).toBe(7);
@@ -190,7 +204,15 @@ describe('settlement (50–70)', () => {
       attempts: 3,
       lang: 'node',
     });
-    expect(Object.keys(record.dead_letter)).toEqual(['reason', 'error', 'exception', 'failed_at', 'original_queue', 'attempts', 'lang']);
+    expect(Object.keys(record.dead_letter)).toEqual([
+      'reason',
+      'error',
+      'exception',
+      'failed_at',
+      'original_queue',
+      'attempts',
+      'lang',
+    ]);
     const original = body(message.payload);
     expect(record.job).toBe(original.job);
     expect(record.trace_id).toBe(original.trace_id);
@@ -264,7 +286,9 @@ describe('settlement (50–70)', () => {
 
   it('negatively acknowledges instead of re-publishing when retrying by nack (64)', () => {
     expect(decide(valid(), failed(), policy({ retryBy: 'nack' })).action).toBe('nack');
-    expect(decide(inbound(Buffer.from('x'), {}), handled, policy({ retryBy: 'nack', deadLetter: false })).action).toBe('nack');
+    expect(decide(inbound(Buffer.from('x'), {}), handled, policy({ retryBy: 'nack', deadLetter: false })).action).toBe(
+      'nack',
+    );
   });
 
   it('never acknowledges a failure below the cap without writing a copy first', () => {

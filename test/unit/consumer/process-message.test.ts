@@ -67,7 +67,10 @@ describe('processMessage', () => {
     expect(consumer.nacked).toHaveLength(1);
     expect(event.written).toBe(false);
     const messages = onError.mock.calls.map(([error]) => (error as Error).message);
-    expect(messages).toEqual(['handler', expect.stringMatching(/could not write the retry copy to orders: broker down/)]);
+    expect(messages).toEqual([
+      'handler',
+      expect.stringMatching(/could not write the retry copy to orders: broker down/),
+    ]);
   });
 
   it('writes the dead-letter record before acknowledging, and calls onDeadLetter after the write (54)', async () => {
@@ -79,17 +82,27 @@ describe('processMessage', () => {
     await processMessage(valid({ 'bq-attempts': '2' }), ctx);
     expect(journal).toEqual(['send:orders.dlq', 'ack']);
     expect(deadLetterProducer.sent).toHaveLength(1);
-    expect(onDeadLetter).toHaveBeenCalledWith(expect.objectContaining({ reason: 'failed', topic: 'orders.dlq' }), expect.any(FakeMessage));
+    expect(onDeadLetter).toHaveBeenCalledWith(
+      expect.objectContaining({ reason: 'failed', topic: 'orders.dlq' }),
+      expect.any(FakeMessage),
+    );
   });
 
   it('leaves the original unacknowledged when the dead-letter write fails (57)', async () => {
     const onError = jest.fn<(...args: any[]) => any>();
-    const { ctx, consumer, deadLetterProducer } = setup({ dispatch: async () => Promise.reject(new Error('x')), hooks: { onError } });
+    const { ctx, consumer, deadLetterProducer } = setup({
+      dispatch: async () => Promise.reject(new Error('x')),
+      hooks: { onError },
+    });
     deadLetterProducer.failWith = new Error('dlq down');
     await processMessage(valid({ 'bq-attempts': '2' }), ctx);
     expect(consumer.acked).toHaveLength(0);
     expect(consumer.nacked).toHaveLength(1);
-    expect(onError).toHaveBeenLastCalledWith(expect.objectContaining({ message: expect.stringMatching(/dlq down/) }), expect.anything(), expect.anything());
+    expect(onError).toHaveBeenLastCalledWith(
+      expect.objectContaining({ message: expect.stringMatching(/dlq down/) }),
+      expect.anything(),
+      expect.anything(),
+    );
   });
 
   it('gate rejection: onError with SchemaVersionRejectedError and {}, no handler, no hook, acknowledged (35, D5)', async () => {
@@ -156,7 +169,12 @@ describe('processMessage', () => {
     });
     const { ctx, journal, calls } = setup({ hooks: { onRoutingMismatch }, hasHandler: () => true });
     await processMessage(valid({ 'bq-job': 'urn:babel:other' }), ctx);
-    expect(onRoutingMismatch).toHaveBeenCalledWith('urn:babel:other', 'urn:babel:orders:created', expect.anything(), expect.anything());
+    expect(onRoutingMismatch).toHaveBeenCalledWith(
+      'urn:babel:other',
+      'urn:babel:orders:created',
+      expect.anything(),
+      expect.anything(),
+    );
     expect(calls).toEqual(['urn:babel:other']);
     expect(journal).toEqual(['ack']);
   });

@@ -4,7 +4,11 @@ import { BabelPulsarServer } from '../../../lib/nest/index.js';
 import type { PulsarClientLike } from '../../../lib/pulsar/client-types.js';
 import { FakeProducer } from '../../support/fakes.js';
 
-const client = { createProducer: async () => new FakeProducer('x'), subscribe: async () => ({}), close: async () => {} } as unknown as PulsarClientLike;
+const client = {
+  createProducer: async () => new FakeProducer('x'),
+  subscribe: async () => ({}),
+  close: async () => {},
+} as unknown as PulsarClientLike;
 
 describe('BabelPulsarServer options', () => {
   it.each([0, -1, 1.5])('throws a RangeError for maxAttempts %p', (maxAttempts) => {
@@ -12,11 +16,15 @@ describe('BabelPulsarServer options', () => {
   });
 
   it.each(['Exclusive', 'Failover'] as const)("refuses retry 'nack' on a %s subscription", (subscriptionType) => {
-    expect(() => new BabelPulsarServer({ client, topics: 'orders', retry: 'nack', subscriptionType })).toThrow(/Shared or KeyShared/);
+    expect(() => new BabelPulsarServer({ client, topics: 'orders', retry: 'nack', subscriptionType })).toThrow(
+      /Shared or KeyShared/,
+    );
   });
 
-  it("refuses an unknown subscription type", () => {
-    expect(() => new BabelPulsarServer({ client, topics: 'orders', retry: 'nack', subscriptionType: 'Sharded' as never })).toThrow(/subscriptionType/);
+  it('refuses an unknown subscription type', () => {
+    expect(
+      () => new BabelPulsarServer({ client, topics: 'orders', retry: 'nack', subscriptionType: 'Sharded' as never }),
+    ).toThrow(/subscriptionType/);
   });
 
   it.each(['Shared', 'KeyShared'] as const)("accepts retry 'nack' on %s", (subscriptionType) => {
@@ -35,7 +43,9 @@ describe('BabelPulsarServer options', () => {
     expect(() => new BabelPulsarServer({ client, topics: 'a', concurrency: 0 })).toThrow(/options.concurrency/);
     expect(() => new BabelPulsarServer({ client, topics: 'a', deadLetter: ' ' })).toThrow(/options.deadLetter/);
     expect(() => new BabelPulsarServer({ client: {} as PulsarClientLike, topics: 'a' })).toThrow(/options.client/);
-    expect(() => new BabelPulsarServer({ client, topics: ['a', 'b'], retry: new FakeProducer('a') })).toThrow(/exactly one topic/);
+    expect(() => new BabelPulsarServer({ client, topics: ['a', 'b'], retry: new FakeProducer('a') })).toThrow(
+      /exactly one topic/,
+    );
     expect(() => new BabelPulsarServer({ client, topics: 'a', onError: 'x' as never })).toThrow(/options.onError/);
   });
 
