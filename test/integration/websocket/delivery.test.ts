@@ -1,30 +1,19 @@
 import { jest } from '@jest/globals';
 import {
-  normalizeTopic,
   PulsarWebSocketClient,
   type PulsarWebSocketConsumer,
   type PulsarWebSocketMessage,
 } from '../../../lib/pulsar/websocket/index.js';
-import { BROKER_URL, deleteTopic, receiveN, sleep, uniqueTopic, waitFor, withTimeout } from './support/helpers.js';
+import { liveClientFixture, receiveN, sleep, waitFor, withTimeout } from './support/helpers.js';
 
 jest.setTimeout(30000);
 
 describe('PulsarWebSocketClient: redelivery, delay, sharing and flow control (live broker)', () => {
+  const live = liveClientFixture();
+  const topic = live.topic;
   let client: PulsarWebSocketClient;
-  const topics: string[] = [];
-  const topic = (prefix: string): string => {
-    const name = uniqueTopic(prefix);
-    topics.push(normalizeTopic(name));
-    return name;
-  };
-
   beforeAll(() => {
-    client = new PulsarWebSocketClient({ serviceUrl: BROKER_URL, operationTimeoutMs: 10000 });
-  });
-
-  afterAll(async () => {
-    await client.close();
-    await Promise.all(topics.map(deleteTopic));
+    client = live.client();
   });
 
   it('negativeAcknowledge on a Shared subscription redelivers with an incremented redelivery count', async () => {

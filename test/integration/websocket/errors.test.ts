@@ -1,28 +1,18 @@
 import { jest } from '@jest/globals';
 import http from 'node:http';
 import net from 'node:net';
-import { normalizeTopic, PulsarWebSocketClient, PulsarWebSocketError } from '../../../lib/pulsar/websocket/index.js';
+import { PulsarWebSocketClient, PulsarWebSocketError } from '../../../lib/pulsar/websocket/index.js';
 import { TcpProxy } from './support/tcp-proxy.js';
-import { adminRequest, BROKER_URL, deleteTopic, rejectionOf, uniqueTopic } from './support/helpers.js';
+import { adminRequest, BROKER_URL, liveClientFixture, rejectionOf, uniqueTopic } from './support/helpers.js';
 
 jest.setTimeout(30000);
 
 describe('PulsarWebSocketClient: honest failures (live broker)', () => {
+  const live = liveClientFixture();
+  const topic = live.topic;
   let client: PulsarWebSocketClient;
-  const topics: string[] = [];
-  const topic = (prefix: string): string => {
-    const name = uniqueTopic(prefix);
-    topics.push(normalizeTopic(name));
-    return name;
-  };
-
   beforeAll(() => {
-    client = new PulsarWebSocketClient({ serviceUrl: BROKER_URL, operationTimeoutMs: 10000 });
-  });
-
-  afterAll(async () => {
-    await client.close();
-    await Promise.all(topics.map(deleteTopic));
+    client = live.client();
   });
 
   it('receive(timeout) rejects with the native TimeOut message', async () => {

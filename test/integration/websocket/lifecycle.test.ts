@@ -1,6 +1,6 @@
 import { jest } from '@jest/globals';
-import { normalizeTopic, PulsarWebSocketClient } from '../../../lib/pulsar/websocket/index.js';
-import { adminRequest, BROKER_URL, deleteTopic, rejectionOf, sleep, uniqueTopic, waitFor } from './support/helpers.js';
+import { PulsarWebSocketClient } from '../../../lib/pulsar/websocket/index.js';
+import { adminRequest, BROKER_URL, rejectionOf, sleep, topicsDeletedAfterAll, waitFor } from './support/helpers.js';
 
 jest.setTimeout(30000);
 
@@ -9,16 +9,7 @@ function activeResources(kind: string): number {
 }
 
 describe('PulsarWebSocketClient: close, unsubscribe and resource hygiene (live broker)', () => {
-  const topics: string[] = [];
-  const topic = (prefix: string): string => {
-    const name = uniqueTopic(prefix);
-    topics.push(normalizeTopic(name));
-    return name;
-  };
-
-  afterAll(async () => {
-    await Promise.all(topics.map(deleteTopic));
-  });
+  const topic = topicsDeletedAfterAll();
 
   it('close() is idempotent and every operation afterwards rejects clearly', async () => {
     const client = new PulsarWebSocketClient({ serviceUrl: BROKER_URL });

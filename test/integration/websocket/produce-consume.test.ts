@@ -1,30 +1,19 @@
 import { jest } from '@jest/globals';
 import {
-  normalizeTopic,
   PulsarWebSocketClient,
   PulsarWebSocketMessageId,
   type PulsarWebSocketConsumer,
 } from '../../../lib/pulsar/websocket/index.js';
-import { BROKER_URL, deleteTopic, receiveN, rejectionOf, uniqueTopic } from './support/helpers.js';
+import { liveClientFixture, receiveN, rejectionOf } from './support/helpers.js';
 
 jest.setTimeout(30000);
 
 describe('PulsarWebSocketClient: produce and consume (live broker)', () => {
+  const live = liveClientFixture();
+  const topic = live.topic;
   let client: PulsarWebSocketClient;
-  const topics: string[] = [];
-  const topic = (prefix: string): string => {
-    const name = uniqueTopic(prefix);
-    topics.push(normalizeTopic(name));
-    return name;
-  };
-
   beforeAll(() => {
-    client = new PulsarWebSocketClient({ serviceUrl: BROKER_URL, operationTimeoutMs: 10000 });
-  });
-
-  afterAll(async () => {
-    await client.close();
-    await Promise.all(topics.map(deleteTopic));
+    client = live.client();
   });
 
   it('round-trips payload, properties (non-ASCII keys and values), partition key and metadata exactly', async () => {

@@ -1,7 +1,7 @@
 import { jest } from '@jest/globals';
-import { normalizeTopic, PulsarWebSocketClient } from '../../../lib/pulsar/websocket/index.js';
+import { PulsarWebSocketClient } from '../../../lib/pulsar/websocket/index.js';
 import { TcpProxy } from './support/tcp-proxy.js';
-import { BROKER_URL, deleteTopic, receiveN, rejectionOf, sleep, uniqueTopic, waitFor } from './support/helpers.js';
+import { BROKER_URL, receiveN, rejectionOf, sleep, topicsDeletedAfterAll, waitFor } from './support/helpers.js';
 
 jest.setTimeout(30000);
 
@@ -10,12 +10,7 @@ describe('PulsarWebSocketClient: dropped connections and reconnect (live broker)
   let proxy: TcpProxy;
   let client: PulsarWebSocketClient;
   let direct: PulsarWebSocketClient;
-  const topics: string[] = [];
-  const topic = (prefix: string): string => {
-    const name = uniqueTopic(prefix);
-    topics.push(normalizeTopic(name));
-    return name;
-  };
+  const topic = topicsDeletedAfterAll();
 
   beforeEach(async () => {
     proxy = new TcpProxy('127.0.0.1', Number(new URL(BROKER_URL).port || 80));
@@ -32,10 +27,6 @@ describe('PulsarWebSocketClient: dropped connections and reconnect (live broker)
     await client.close();
     await direct.close();
     await proxy.stop();
-  });
-
-  afterAll(async () => {
-    await Promise.all(topics.map(deleteTopic));
   });
 
   it('rejects sends in flight at the drop, then reconnects and sends again', async () => {

@@ -1,5 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import type { PulsarWebSocketConsumer, PulsarWebSocketMessage } from '../../../../lib/pulsar/websocket/index.js';
+import {
+  normalizeTopic,
+  PulsarWebSocketClient,
+  type PulsarWebSocketConsumer,
+  type PulsarWebSocketMessage,
+} from '../../../../lib/pulsar/websocket/index.js';
 
 export const BROKER_URL = process.env.PULSAR_WEB_URL ?? 'http://127.0.0.1:8080';
 
@@ -80,4 +85,28 @@ export async function deleteTopic(fullName: string): Promise<void> {
   } catch {
     // ignore
   }
+}
+
+/**
+ * Topics for one test file, deleted after it: `topic(prefix)` names a fresh one. Call at describe level.
+ */
+export function topicsDeletedAfterAll(): (prefix: string) => string {
+  const topics: string[] = [];
+  afterAll(() => Promise.all(topics.map(deleteTopic)));
+  return (prefix) => {
+    const name = uniqueTopic(prefix);
+    topics.push(normalizeTopic(name));
+    return name;
+  };
+}
+
+/** One client for a test file (closed after it) and its self-cleaning topics. Call at describe level. */
+export function liveClientFixture(): { client: () => PulsarWebSocketClient; topic: (prefix: string) => string } {
+  let client: PulsarWebSocketClient | undefined;
+  beforeAll(() => {
+    client = new PulsarWebSocketClient({ serviceUrl: BROKER_URL, operationTimeoutMs: 10000 });
+  });
+  afterAll(() => client?.close());
+  const topic = topicsDeletedAfterAll();
+  return { client: () => client!, topic };
 }
