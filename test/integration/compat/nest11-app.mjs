@@ -6,13 +6,15 @@ import { NestFactory } from '@nestjs/core';
 import { Ctx, Payload } from '@nestjs/microservices';
 import {
   BabelHandler,
+  BabelPulsarClient,
   BabelPulsarServer,
+  BabelQueueModule,
   EnvelopeCodec,
   PulsarWebSocketClient,
   pulsarProperties,
 } from '@babelqueue/nestjs-pulsar';
 
-const [webUrl, topic] = process.argv.slice(2);
+const [webUrl, topic, moduleTopic] = process.argv.slice(2);
 const seen = [];
 
 class Orders {
@@ -44,7 +46,34 @@ const deadline = Date.now() + 30_000;
 while (seen.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
 await app.close();
 await client.close();
+// The module path under Nest 11: forRoot, the server from DI, BabelPulsarClient publishing.
+const viaModule = [];
+class Audit {
+  logged(data, ctx) {
+    viaModule.push({ data, traceId: ctx.getTraceId(), queue: ctx.getEnvelope().meta.queue });
+  }
+}
+const auditDescriptor = Object.getOwnPropertyDescriptor(Audit.prototype, 'logged');
+Payload()(Audit.prototype, 'logged', 0);
+Ctx()(Audit.prototype, 'logged', 1);
+BabelHandler('urn:babel:audit:logged')(Audit.prototype, 'logged', auditDescriptor);
+Controller()(Audit);
+class ModuleApp {}
+Module({ imports: [BabelQueueModule.forRoot({ serviceUrl: webUrl, topic: moduleTopic })], controllers: [Audit] })(
+  ModuleApp,
+);
+const moduleApp = await NestFactory.createMicroservice(ModuleApp, {
+  inject: [BabelPulsarServer],
+  useFactory: (strategy) => ({ strategy }),
+  logger: ['error'],
+});
+await moduleApp.listen();
+await moduleApp.get(BabelPulsarClient).publish('urn:babel:audit:logged', { entry: 'nest 11' }, { traceId: 'trace-11' });
+const moduleDeadline = Date.now() + 30_000;
+while (viaModule.length < 1 && Date.now() < moduleDeadline) await new Promise((r) => setTimeout(r, 50));
+await moduleApp.close();
+
 const { version } = JSON.parse(
   (await import('node:fs')).readFileSync(new URL(import.meta.resolve('@nestjs/core/package.json')), 'utf8'),
 );
-console.log(JSON.stringify({ nest: version, seen }));
+console.log(JSON.stringify({ nest: version, seen, viaModule }));

@@ -46,10 +46,10 @@ function prepare(): string {
 }
 
 describe('NestJS 11 compatibility', () => {
-  it('consumes, retries and acknowledges under Nest 11 with the built package', () => {
+  it('consumes, retries and acknowledges under Nest 11, and runs BabelQueueModule + BabelPulsarClient', () => {
     const dir = prepare();
     const topic = uniqueTopic('nest11');
-    const output = execFileSync(process.execPath, ['app.mjs', webUrl(), topic], {
+    const output = execFileSync(process.execPath, ['app.mjs', webUrl(), topic, uniqueTopic('nest11-module')], {
       cwd: dir,
       encoding: 'utf8',
       timeout: 120_000,
@@ -60,6 +60,9 @@ describe('NestJS 11 compatibility', () => {
     expect(result.seen).toEqual([
       { data: { order_id: 11 }, attempts: 0, urn: 'urn:babel:orders:created' },
       { data: { order_id: 11 }, attempts: 1, urn: 'urn:babel:orders:created' },
+    ]);
+    expect(result.viaModule).toEqual([
+      { data: { entry: 'nest 11' }, traceId: 'trace-11', queue: expect.stringMatching(/^nest11-module-/) },
     ]);
   });
 });
