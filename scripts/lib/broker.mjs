@@ -102,6 +102,16 @@ function isAlive(pid) {
   }
 }
 
+/** True when `pid` is a live Pulsar standalone JVM (a recorded pid may since belong to another process). */
+function isOurBroker(pid) {
+  if (!isAlive(pid)) return false;
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('PulsarStandaloneStarter');
+  } catch {
+    return true; // no /proc: trust the pid
+  }
+}
+
 function tail(file, lines = 60) {
   try {
     return fs.readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
@@ -188,7 +198,11 @@ function readState(settings) {
 /** Starts a fresh standalone broker and waits until it is ready. Returns its state record. */
 export async function startBroker(settings = brokerSettings()) {
   const existing = readState(settings);
-  if (existing && isAlive(existing.pid)) {
+  if (existing && !isOurBroker(existing.pid)) {
+    // Left behind by a run that was killed: its process is gone, so only its data remains.
+    fs.rmSync(existing.runDir, { recursive: true, force: true });
+    fs.rmSync(settings.stateFile, { force: true });
+  } else if (existing) {
     throw new Error(
       `a broker started by this script is already running (pid ${existing.pid}); run "npm run pulsar:down"`,
     );
@@ -257,7 +271,7 @@ export async function startBroker(settings = brokerSettings()) {
 export async function stopBroker(settings = brokerSettings()) {
   const state = readState(settings);
   if (!state) return false;
-  if (isAlive(state.pid)) {
+  if (isOurBroker(state.pid)) {
     // bin/pulsar execs java, so the recorded pid is the JVM; SIGTERM runs its shutdown hooks.
     process.kill(state.pid, 'SIGTERM');
     const deadline = Date.now() + 30_000;
