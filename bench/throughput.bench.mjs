@@ -59,7 +59,12 @@ async function run(webUrl, concurrency) {
 const broker = await ensureBroker();
 try {
   console.log(`end to end through ${broker.webUrl} (WebSocket client): ${COUNT} messages per run`);
-  console.log('concurrency'.padEnd(12), 'publish msg/s'.padStart(14), 'end-to-end msg/s'.padStart(18), 'RSS growth MiB'.padStart(16));
+  console.log(
+    'concurrency'.padEnd(12),
+    'publish msg/s'.padStart(14),
+    'end-to-end msg/s'.padStart(18),
+    'RSS growth MiB'.padStart(16),
+  );
   for (const concurrency of [1, 8]) {
     const r = await run(broker.webUrl, concurrency);
     console.log(
