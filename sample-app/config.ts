@@ -8,14 +8,15 @@ export interface SampleConfig {
   httpPort: number;
 }
 
-const LOCAL_BROKER = 'http://127.0.0.1:8080';
+const LOCAL_BINARY = 'pulsar://127.0.0.1:6650';
+const LOCAL_WEB = 'http://127.0.0.1:8080';
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): SampleConfig {
   // http(s)/ws(s) URLs use the built-in WebSocket client; pulsar:// URLs need the native pulsar-client package.
-  const serviceUrl = env.PULSAR_SERVICE_URL ?? LOCAL_BROKER;
+  const serviceUrl = env.PULSAR_SERVICE_URL ?? LOCAL_BINARY;
   return {
     serviceUrl,
-    webUrl: env.PULSAR_WEB_URL ?? (/^https?:/.test(serviceUrl) ? serviceUrl : LOCAL_BROKER),
+    webUrl: env.PULSAR_WEB_URL ?? (/^https?:/.test(serviceUrl) ? serviceUrl : LOCAL_WEB),
     topic: env.ORDERS_TOPIC ?? 'orders',
     httpPort: Number(env.PORT ?? 3000),
   };

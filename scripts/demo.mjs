@@ -1,9 +1,15 @@
 #!/usr/bin/env node
 // npm run demo: runs the sample app end to end against a local Pulsar broker and prints what happened to
 // each message. Exits 0 only when every outcome is the expected one.
+//
+//   npm run demo                       # the native pulsar-client (built once if needed), else the WebSocket client
+//   npm run demo -- --client websocket # the built-in WebSocket client
+//   npm run demo -- --client native    # the native client, or fail
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { brokerAnswers, brokerSettings, startBroker, stopBroker } from './lib/broker.mjs';
+import { ensureNativeClient, NATIVE_INPUTS } from './lib/native-client.mjs';
 import { buildSampleApp, freePort, root, startSampleApp } from './lib/sample-app.mjs';
 
 const say = (message) => console.log(`[demo] ${message}`);
@@ -158,7 +164,26 @@ function printTable(results) {
   for (const row of rows) console.log(line(row));
 }
 
+/** Which client the demo runs on: as asked, or native when it can be made loadable. */
+function chooseClient(asked) {
+  if (asked !== undefined && asked !== 'native' && asked !== 'websocket') {
+    throw new Error(`--client must be native or websocket, got ${JSON.stringify(asked)}`);
+  }
+  if (asked === 'websocket') return 'websocket';
+  try {
+    const { source } = ensureNativeClient();
+    say(`native pulsar-client ready (${source === 'built' ? 'built from source just now' : source})`);
+    return 'native';
+  } catch (error) {
+    if (asked === 'native') throw error;
+    say(`the native pulsar-client is not available (${error.message.split('\n')[0]}); using the WebSocket client`);
+    return 'websocket';
+  }
+}
+
 async function main() {
+  const { values } = parseArgs({ options: { client: { type: 'string' } } });
+  const clientKind = chooseClient(values.client);
   const settings = brokerSettings();
   let startedBroker = false;
   let webUrl = process.env.PULSAR_WEB_URL ?? settings.webUrl;
@@ -180,14 +205,17 @@ async function main() {
     // A broker of our own gets the plain topic name; a shared one a unique name, so runs never mix.
     const topic = startedBroker ? 'orders' : `orders-demo-${randomUUID().slice(0, 8)}`;
     const port = await freePort();
-    say(`starting the sample app on port ${port}, consuming ${topic}`);
+    const serviceUrl = clientKind === 'native' ? (process.env.PULSAR_SERVICE_URL ?? settings.serviceUrl) : webUrl;
+    const clientName =
+      clientKind === 'native' ? `native pulsar-client ${NATIVE_INPUTS.addon}` : 'built-in WebSocket client';
+    say(`starting the sample app on port ${port}, consuming ${topic}; client: ${clientName} (${serviceUrl})`);
     app = await startSampleApp({
       PORT: String(port),
       ORDERS_TOPIC: topic,
-      PULSAR_SERVICE_URL: webUrl,
+      PULSAR_SERVICE_URL: serviceUrl,
       PULSAR_WEB_URL: webUrl,
     });
-    client = new lib.PulsarWebSocketClient({ serviceUrl: webUrl });
+    ({ client } = await lib.createPulsarClient({ serviceUrl }));
     say(
       'sending traffic: orders, a flaky payment, a poisoned message, an unknown URN, a delayed order, a future schema version',
     );
@@ -199,7 +227,7 @@ async function main() {
     const code = await app.stop();
     app = null;
     console.log(
-      `\n${results.length - failures.length} of ${results.length} messages settled as expected; app stopped (${code === 'SIGTERM' ? 'graceful SIGTERM shutdown' : `exit ${code}`}); ${Math.round((Date.now() - began) / 1000)} s in all`,
+      `\nclient: ${clientName}\n${results.length - failures.length} of ${results.length} messages settled as expected; app stopped (${code === 'SIGTERM' ? 'graceful SIGTERM shutdown' : `exit ${code}`}); ${Math.round((Date.now() - began) / 1000)} s in all`,
     );
     return failures.length === 0 && (code === 0 || code === 'SIGTERM') ? 0 : 1;
   } finally {

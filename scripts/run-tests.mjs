@@ -1,13 +1,24 @@
 #!/usr/bin/env node
-// npm test entry: runs the Jest projects named on the command line (default: all that have tests)
-// and ends with the plain summary line "N passed, N failed" counted from Jest's JSON results.
+// npm test entry: runs the Jest projects named on the command line (default: all that have tests) and ends
+// with the plain summary line "N passed, N failed" counted from Jest's JSON results.
+//
+// The broker suites (integration, interop) run once per Pulsar client: the built-in WebSocket client and the
+// native pulsar-client (built from source once when it cannot be downloaded, see scripts/lib/native-client.mjs).
+// BQ_TEST_CLIENTS=websocket (or native) runs one; BQ_SKIP_NATIVE=1 skips the native runs with a banner, except
+// under CI, where the native runs are required.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureBroker, stopBroker } from './lib/broker.mjs';
+import { ensureNativeClient } from './lib/native-client.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const all = ['unit', 'conformance', 'integration', 'interop'];
+const brokerProjects = new Set(['integration', 'interop']);
+/** Suites about the WebSocket client itself: they run once, on it. */
+const webSocketOnly = ['/test/integration/websocket/'];
+
 const separator = process.argv.indexOf('--');
 const named = process.argv.slice(2, separator === -1 ? undefined : separator);
 const passThrough = separator === -1 ? [] : process.argv.slice(separator + 1);
@@ -22,6 +33,11 @@ if (projects.length === 0) {
   console.error('no test files found for the selected projects');
   process.exit(1);
 }
+const banner = (lines) =>
+  console.log(['', '='.repeat(100), ...lines.map((l) => `  ${l}`), '='.repeat(100), ''].join('\n'));
+
+let passed = 0;
+let failed = 0;
 
 // A full run (no project named) also checks types, lint and formatting; each failing check counts as a failure.
 const staticChecks = named.length
@@ -31,40 +47,105 @@ const staticChecks = named.length
       ['lint', ['node_modules/eslint/bin/eslint.js', '.']],
       ['format', ['node_modules/prettier/bin/prettier.cjs', '--check', '.']],
     ];
-let staticPassed = 0;
-let staticFailed = 0;
 for (const [name, args] of staticChecks) {
   const check = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
-  if (check.status === 0) staticPassed += 1;
-  else staticFailed += 1;
+  if (check.status === 0) passed += 1;
+  else failed += 1;
   console.log(`[${name}] ${check.status === 0 ? 'ok' : 'FAILED'}`);
 }
 
-const resultsFile = path.join(root, 'test-results', 'jest.json');
-fs.mkdirSync(path.dirname(resultsFile), { recursive: true });
-fs.rmSync(resultsFile, { force: true });
-const jest = spawnSync(
-  process.execPath,
-  [
-    '--experimental-vm-modules',
-    '--no-warnings=ExperimentalWarning',
-    path.join(root, 'node_modules', 'jest', 'bin', 'jest.js'),
-    '--selectProjects',
-    ...projects,
-    '--json',
-    `--outputFile=${resultsFile}`,
-    ...passThrough,
-  ],
-  { cwd: root, stdio: 'inherit' },
-);
-
-let passed = staticPassed;
-let failed = staticFailed;
-if (fs.existsSync(resultsFile)) {
-  const results = JSON.parse(fs.readFileSync(resultsFile, 'utf8'));
-  passed += results.numPassedTests;
-  // A suite that fails to load has no failed tests of its own; count it so the line cannot read clean.
-  failed += results.numFailedTests + results.numRuntimeErrorTestSuites;
+const needsBroker = projects.some((name) => brokerProjects.has(name));
+const clients = (process.env.BQ_TEST_CLIENTS ?? 'websocket,native').split(',').map((c) => c.trim());
+for (const client of clients) {
+  if (client !== 'websocket' && client !== 'native') throw new Error(`BQ_TEST_CLIENTS: unknown client "${client}"`);
 }
+let runNative = needsBroker && clients.includes('native');
+if (runNative && process.env.BQ_SKIP_NATIVE === '1') {
+  if (process.env.CI) {
+    console.error('[native] BQ_SKIP_NATIVE=1 is ignored under CI: the native runs are required');
+  } else {
+    banner([
+      'BQ_SKIP_NATIVE=1: the broker suites run on the WebSocket client ONLY.',
+      'The native client is not tested.',
+    ]);
+    runNative = false;
+  }
+}
+if (runNative) {
+  try {
+    const { source, seconds } = ensureNativeClient();
+    console.log(`[native] pulsar-client ready (${source}, ${seconds.toFixed(1)} s)`);
+  } catch (error) {
+    banner([
+      'The native pulsar-client could not be made loadable, so its runs FAIL.',
+      String(error instanceof Error ? error.message : error),
+      'Locally, BQ_SKIP_NATIVE=1 skips the native runs (not under CI).',
+    ]);
+    failed += 1;
+    runNative = false;
+  }
+}
+
+// One broker for every run: reuse one that answers, or start one and stop it at the end.
+let broker = null;
+if (needsBroker) {
+  broker = await ensureBroker();
+  process.env.PULSAR_WEB_URL = broker.webUrl;
+  process.env.PULSAR_SERVICE_URL = broker.serviceUrl;
+}
+
+const runs = [];
+if (clients.includes('websocket') || !needsBroker) runs.push({ client: 'websocket', projects });
+else if (projects.some((name) => !brokerProjects.has(name)))
+  runs.push({ client: 'websocket', projects: projects.filter((name) => !brokerProjects.has(name)) });
+if (runNative) {
+  const nativeProjects = projects.filter((name) => brokerProjects.has(name));
+  if (nativeProjects.length) runs.push({ client: 'native', projects: nativeProjects, ignore: webSocketOnly });
+}
+
+let jestFailed = false;
+const summary = [];
+try {
+  for (const run of runs) {
+    const resultsFile = path.join(root, 'test-results', `jest-${run.client}.json`);
+    fs.mkdirSync(path.dirname(resultsFile), { recursive: true });
+    fs.rmSync(resultsFile, { force: true });
+    console.log(
+      `\n[${run.client}] Jest: ${run.projects.join(', ')}${run.client === 'native' ? ' (native pulsar-client)' : ''}`,
+    );
+    const jest = spawnSync(
+      process.execPath,
+      [
+        '--experimental-vm-modules',
+        '--no-warnings=ExperimentalWarning',
+        path.join(root, 'node_modules', 'jest', 'bin', 'jest.js'),
+        '--selectProjects',
+        ...run.projects,
+        ...(run.ignore?.length ? ['--testPathIgnorePatterns', ...run.ignore] : []),
+        '--json',
+        `--outputFile=${resultsFile}`,
+        ...passThrough,
+      ],
+      { cwd: root, stdio: 'inherit', env: { ...process.env, BQ_TEST_CLIENT: run.client } },
+    );
+    if (jest.status !== 0) jestFailed = true;
+    if (fs.existsSync(resultsFile)) {
+      const results = JSON.parse(fs.readFileSync(resultsFile, 'utf8'));
+      // A suite that fails to load has no failed tests of its own; count it so the line cannot read clean.
+      const runFailed = results.numFailedTests + results.numRuntimeErrorTestSuites;
+      passed += results.numPassedTests;
+      failed += runFailed;
+      summary.push(
+        `[${run.client}] ${results.numPassedTests} passed, ${runFailed} failed, ${results.numPendingTests} skipped`,
+      );
+    } else {
+      failed += 1;
+      summary.push(`[${run.client}] Jest wrote no results (exit ${jest.status})`);
+    }
+  }
+} finally {
+  if (broker?.started) await stopBroker();
+}
+for (const line of summary) console.log(line);
 console.log(`${passed} passed, ${failed} failed`);
-process.exit(jest.status === 0 && failed === 0 ? 0 : 1);
+process.exit(!jestFailed && failed === 0 ? 0 : 1);

@@ -1,6 +1,7 @@
 import { InvalidEnvelopeError, SchemaVersionRejectedError, UnknownUrnError } from '../envelope/index.js';
 import type { Envelope } from '../envelope/index.js';
 import type { PulsarConsumer, PulsarMessage, PulsarProducer } from '../pulsar/client-types.js';
+import { messageIdText } from '../pulsar/message-id.js';
 import type { InboundMessage, Outcome, Settlement, SettlementPolicy } from './decision-types.js';
 import { asError, callHookSafely, type BabelQueueHooks, type ConsumerLogger } from './hooks.js';
 import { inspect } from './inspect.js';
@@ -78,7 +79,7 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
   });
   const event: SettledEvent = {
     topic: ctx.topic,
-    messageId: message.getMessageId().toString(),
+    messageId: messageIdText(message.getMessageId()),
     urn,
     action: settlement.action,
   };

@@ -4,7 +4,8 @@ import { EventEmitter } from 'node:events';
 import { lastValueFrom } from 'rxjs';
 import { TopicConsumer, type BabelQueueHooks, type ConsumerLogger, type SettledEvent } from '../consumer/index.js';
 import type { Envelope } from '../envelope/index.js';
-import type { PulsarMessage, PulsarProducer } from '../pulsar/client-types.js';
+import type { PulsarClientLike, PulsarMessage, PulsarProducer } from '../pulsar/client-types.js';
+import { toLibraryClient } from '../pulsar/native/adapter.js';
 import { BabelContext } from './babel.context.js';
 import type { BabelHandlerExtras } from './babel-handler.decorator.js';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
@@ -44,6 +45,8 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
   protected override readonly logger: Logger = new Logger(BabelPulsarServer.name);
 
   private readonly settings: ResolvedServerOptions;
+  /** The client the server calls (the native one behind an adapter that evens out its behaviour). */
+  private readonly client: PulsarClientLike;
   private readonly events = new EventEmitter();
   private readonly handlerNames = new Map<string, string>();
   private readonly running: TopicResources[] = [];
@@ -54,6 +57,7 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
   constructor(private readonly options: BabelPulsarServerOptions) {
     super();
     this.settings = resolveServerOptions(options);
+    this.client = toLibraryClient(options.client);
     // An 'error' event without listeners would throw; errors are logged here instead.
     this.events.on('error', () => undefined);
   }
@@ -131,7 +135,7 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
 
   private async startTopic(topic: string): Promise<TopicResources> {
     const owned: PulsarProducer[] = [];
-    const { client } = this.options;
+    const { client } = this;
     const acquire = async (target: string): Promise<PulsarProducer> => {
       if (this.options.producers) return this.options.producers.producerFor(target);
       const producer = await client.createProducer({ topic: target });

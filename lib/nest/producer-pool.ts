@@ -1,5 +1,6 @@
 import { BabelQueueError } from '../envelope/index.js';
 import type { PulsarClientLike, PulsarProducer } from '../pulsar/client-types.js';
+import { toLibraryClient } from '../pulsar/native/adapter.js';
 import { normalizeTopic } from '../pulsar/websocket/index.js';
 import type { ProducerSource } from './server-options.js';
 
@@ -29,7 +30,11 @@ export class BabelProducerPool implements ProducerSource {
   private readonly ready = new Map<string, PulsarProducer>();
   private closing: Promise<void> | null = null;
 
-  constructor(private readonly client: PulsarClientLike) {}
+  private readonly client: PulsarClientLike;
+
+  constructor(client: PulsarClientLike) {
+    this.client = toLibraryClient(client);
+  }
 
   /** True once close() was called. */
   get closed(): boolean {

@@ -7,6 +7,7 @@
  */
 import { BabelQueueError } from '../envelope/index.js';
 import type { PulsarClientLike } from './client-types.js';
+import { rememberServiceUrl } from './native/adapter.js';
 import { PulsarWebSocketClient } from './websocket/index.js';
 
 export type PulsarClientKind = 'native' | 'websocket';
@@ -32,7 +33,12 @@ export interface PulsarClientSettings {
  * (scripts/check-native-types.mjs), with `Auth` = its AuthenticationToken class.
  */
 export interface NativePulsarModule<Auth = unknown> {
-  Client: new (config: { serviceUrl: string; authentication?: Auth }) => PulsarClientLike;
+  Client: new (config: {
+    serviceUrl: string;
+    authentication?: Auth;
+    operationTimeoutSeconds?: number;
+    connectionTimeoutMs?: number;
+  }) => PulsarClientLike;
   AuthenticationToken: new (params: { token: string }) => Auth;
 }
 
@@ -42,6 +48,12 @@ export interface CreateClientDependencies {
 }
 
 export const NATIVE_PACKAGE = 'pulsar-client';
+
+/**
+ * The native client's defaults wait 30 s before a dead broker or a missing namespace is reported; a service
+ * starting up should know within seconds. `clientOptions` overrides them.
+ */
+export const NATIVE_DEFAULTS = { operationTimeoutSeconds: 10, connectionTimeoutMs: 5_000 } as const;
 
 const NATIVE_SCHEMES = ['pulsar:', 'pulsar+ssl:'];
 const WEBSOCKET_SCHEMES = ['http:', 'https:', 'ws:', 'wss:'];
@@ -144,9 +156,11 @@ export async function createPulsarClient(
   }
   const native = await loadNativePulsar(dependencies.loadNative);
   const client = new native.Client({
+    ...NATIVE_DEFAULTS,
     ...extra,
     serviceUrl,
     ...(auth && { authentication: new native.AuthenticationToken({ token: auth.token }) }),
   });
+  rememberServiceUrl(client, serviceUrl);
   return { client, kind };
 }

@@ -1,14 +1,44 @@
 // Helpers for tests that talk to the real broker made available by test/support/global-setup.mjs.
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { PulsarWebSocketClient } from '../../lib/pulsar/websocket/index.js';
-import type { PulsarConsumer, PulsarMessage } from '../../lib/pulsar/client-types.js';
+import type { PulsarClientLike, PulsarConsumer, PulsarMessage } from '../../lib/pulsar/client-types.js';
+import type { NativePulsarModule } from '../../lib/pulsar/client-factory.js';
 
+/** The broker's web service (admin API, and the WebSocket client's service URL). */
 export const webUrl = (): string => process.env.PULSAR_WEB_URL ?? 'http://127.0.0.1:8080';
+
+/** The client every broker suite runs on: scripts/run-tests.mjs runs them once per kind. */
+export type TestClientKind = 'native' | 'websocket';
+export const testClientKind = (): TestClientKind => (process.env.BQ_TEST_CLIENT === 'native' ? 'native' : 'websocket');
+export const onNative = (): boolean => testClientKind() === 'native';
+
+/** The broker's binary protocol URL (the native client's). */
+export const nativeServiceUrl = (): string => process.env.PULSAR_SERVICE_URL ?? 'pulsar://127.0.0.1:6650';
+
+/** The service URL that selects the client under test: pulsar:// (native) or http:// (WebSocket). */
+export const serviceUrl = (): string => (onNative() ? nativeServiceUrl() : webUrl());
+
+let nativeModule: NativePulsarModule | undefined;
+/** The native pulsar-client module (made loadable by scripts/lib/native-client.mjs before the run). */
+export function loadNative(): NativePulsarModule {
+  nativeModule ??= createRequire(import.meta.url)('pulsar-client') as NativePulsarModule;
+  return nativeModule;
+}
+
+/** A raw client of the kind under test, pointed at the shared broker. */
+export const newClient = (): PulsarClientLike =>
+  onNative() ? new (loadNative().Client)({ serviceUrl: serviceUrl() }) : newWebSocketClient();
+
+/** Whether `client` is an instance of the client under test. */
+export const isClientUnderTest = (client: unknown): boolean =>
+  onNative() ? client instanceof (loadNative().Client as new () => object) : client instanceof PulsarWebSocketClient;
+
+/** A raw WebSocket client: an observer independent of the client under test. */
+export const newWebSocketClient = (): PulsarWebSocketClient => new PulsarWebSocketClient({ serviceUrl: webUrl() });
 
 /** A topic name no other test uses. */
 export const uniqueTopic = (prefix: string): string => `${prefix}-${randomUUID().slice(0, 8)}`;
-
-export const newClient = (): PulsarWebSocketClient => new PulsarWebSocketClient({ serviceUrl: webUrl() });
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

@@ -30,10 +30,10 @@ import {
   rawClient,
   rawSubscribe,
   receiveOne,
+  serviceUrl,
   sleep,
   uniqueTopic,
   waitFor,
-  webUrl,
 } from './support/helpers.js';
 
 jest.setTimeout(90_000);
@@ -82,7 +82,7 @@ function appModule(topic: string, seen: Seen) {
     imports: [
       SeenModule,
       BabelQueueModule.forRoot({
-        serviceUrl: webUrl(),
+        serviceUrl: serviceUrl(),
         topic,
         consumer: { concurrency: 1, maxAttempts: 3 },
         logger: quietLogger,

@@ -14,7 +14,6 @@ import {
   BabelQueueHealthIndicator,
   BabelQueueModule,
   BabelQueueOptionsError,
-  PulsarWebSocketClient,
   type BabelQueueHooks,
   type BabelQueueModuleOptions,
   type BabelQueueOptionsFactory,
@@ -25,10 +24,15 @@ import { rootModule, startMicroservice } from './support/apps.js';
 import {
   envelopeOf,
   expectNothing,
+  isClientUnderTest,
+  loadNative,
+  nativeServiceUrl,
+  newClient,
   quietLogger,
   rawClient,
   rawSubscribe,
   receiveOne,
+  serviceUrl,
   uniqueTopic,
   waitFor,
   webUrl,
@@ -128,12 +132,12 @@ describe('BabelQueueModule (live broker)', () => {
   it('forRoot: provides the client, publisher, server, pool and health indicator; a published message is consumed', async () => {
     const topic = uniqueTopic('root');
     const root = rootModule({
-      imports: [JournalModule, BabelQueueModule.forRoot({ serviceUrl: webUrl(), topic, logger: quietLogger })],
+      imports: [JournalModule, BabelQueueModule.forRoot({ serviceUrl: serviceUrl(), topic, logger: quietLogger })],
       controllers: [OrdersController],
     });
     const started = await startMicroservice(root);
     app = started.app;
-    expect(app.get(BABEL_PULSAR_CLIENT)).toBeInstanceOf(PulsarWebSocketClient);
+    expect(isClientUnderTest(app.get(BABEL_PULSAR_CLIENT))).toBe(true);
     expect(app.get(BabelPulsarServer)).toBe(started.server);
     expect(app.get(BabelProducerPool)).toBeInstanceOf(BabelProducerPool);
     const publisher = app.get(BabelPulsarClient);
@@ -216,7 +220,7 @@ describe('BabelQueueModule (live broker)', () => {
 
     const moduleRef = await Test.createTestingModule({
       imports: [
-        BabelQueueModule.forRoot({ serviceUrl: webUrl(), topic, isGlobal: true, logger: quietLogger }),
+        BabelQueueModule.forRoot({ serviceUrl: serviceUrl(), topic, isGlobal: true, logger: quietLogger }),
         FeatureModule,
       ],
     }).compile();
@@ -231,7 +235,7 @@ describe('BabelQueueModule (live broker)', () => {
       imports: [
         JournalModule,
         BabelQueueModule.forRoot({
-          serviceUrl: webUrl(),
+          serviceUrl: serviceUrl(),
           topic,
           hooks: AuditHooks,
           consumer: { maxAttempts: 1 },
@@ -271,7 +275,7 @@ describe('BabelQueueModule (live broker)', () => {
     const root = rootModule({
       imports: [
         JournalModule,
-        BabelQueueModule.forRoot({ serviceUrl: webUrl(), topic, hooks: AuditHooks, logger: quietLogger }),
+        BabelQueueModule.forRoot({ serviceUrl: serviceUrl(), topic, hooks: AuditHooks, logger: quietLogger }),
       ],
       controllers: [OrdersController],
     });
@@ -290,7 +294,7 @@ describe('BabelQueueModule (live broker)', () => {
       onError() {}
     }
     const moduleRef = await Test.createTestingModule({
-      imports: [BabelQueueModule.forRoot({ serviceUrl: webUrl(), topic: uniqueTopic('needy'), hooks: NeedyHooks })],
+      imports: [BabelQueueModule.forRoot({ serviceUrl: serviceUrl(), topic: uniqueTopic('needy'), hooks: NeedyHooks })],
     }).compile();
     await expect(moduleRef.init()).rejects.toThrow(
       /could not create the hooks class NeedyHooks: register it as a provider/,
@@ -308,7 +312,7 @@ describe('BabelQueueModule (live broker)', () => {
       },
     };
     const root = rootModule({
-      imports: [BabelQueueModule.forRoot({ serviceUrl: webUrl(), topic, hooks, logger: quietLogger })],
+      imports: [BabelQueueModule.forRoot({ serviceUrl: serviceUrl(), topic, hooks, logger: quietLogger })],
     });
     ({ app } = await startMicroservice(root));
     await app.get(BabelPulsarClient).publish('urn:babel:x', {});
@@ -323,7 +327,7 @@ describe('BabelQueueModule (live broker)', () => {
       imports: [
         JournalModule,
         BabelQueueModule.forRoot({
-          serviceUrl: webUrl(),
+          serviceUrl: serviceUrl(),
           topic,
           consumer: { maxAttempts: 1, deadLetter: false },
           logger: quietLogger,
@@ -343,7 +347,7 @@ describe('BabelQueueModule (live broker)', () => {
   it('a testing module can run the microservice with moduleRef.createNestMicroservice({ strategy })', async () => {
     const topic = uniqueTopic('testing');
     const moduleRef = await Test.createTestingModule({
-      imports: [JournalModule, BabelQueueModule.forRoot({ serviceUrl: webUrl(), topic, logger: quietLogger })],
+      imports: [JournalModule, BabelQueueModule.forRoot({ serviceUrl: serviceUrl(), topic, logger: quietLogger })],
       controllers: [OrdersController],
     }).compile();
     app = moduleRef.createNestMicroservice({ strategy: moduleRef.get(BabelPulsarServer), logger: false });
@@ -365,24 +369,24 @@ describe('BabelQueueModule (live broker)', () => {
       Test.createTestingModule({
         imports: [
           BabelQueueModule.forRootAsync({
-            useFactory: () => ({ serviceUrl: webUrl(), topic: 'orders', consumer: { maxAttempts: 0 } }),
+            useFactory: () => ({ serviceUrl: serviceUrl(), topic: 'orders', consumer: { maxAttempts: 0 } }),
           }),
         ],
       }).compile(),
     ).rejects.toBeInstanceOf(BabelQueueOptionsError);
   });
 
-  it('a pulsar:// serviceUrl without the pulsar-client package fails at start-up, naming the package', async () => {
-    await expect(
-      Test.createTestingModule({
-        imports: [BabelQueueModule.forRoot({ serviceUrl: 'pulsar://127.0.0.1:6650', topic: 'orders' })],
-      }).compile(),
-    ).rejects.toThrow(/"pulsar-client" is not installed: run "npm install pulsar-client"/);
+  it('a pulsar:// serviceUrl gives the native pulsar-client Client (loaded on demand)', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [BabelQueueModule.forRoot({ serviceUrl: nativeServiceUrl(), topic: 'orders', logger: quietLogger })],
+    }).compile();
+    expect(moduleRef.get(BABEL_PULSAR_CLIENT)).toBeInstanceOf(loadNative().Client);
+    await moduleRef.close();
   });
 
   it('a ready client given in the options is used and never closed by the module', async () => {
     const topic = uniqueTopic('own-client');
-    const client = new PulsarWebSocketClient({ serviceUrl: webUrl() });
+    const client = newClient();
     const moduleRef = await Test.createTestingModule({
       imports: [BabelQueueModule.forRoot({ client, topic, logger: quietLogger })],
     }).compile();

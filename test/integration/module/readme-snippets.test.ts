@@ -6,7 +6,15 @@ import { ConsoleLogger, Logger, type INestApplication, type INestMicroservice } 
 import { NestFactory } from '@nestjs/core';
 import type { AsyncMicroserviceOptions } from '@nestjs/microservices';
 import { BabelPulsarServer } from '../../../lib/index.js';
-import { rawClient, rawSubscribe, receiveOne, uniqueTopic, waitFor, webUrl, envelopeOf } from './support/helpers.js';
+import {
+  envelopeOf,
+  rawClient,
+  rawSubscribe,
+  receiveOne,
+  serviceUrl,
+  uniqueTopic,
+  waitFor,
+} from './support/helpers.js';
 
 jest.setTimeout(90_000);
 
@@ -25,7 +33,7 @@ describe('README snippets (live broker)', () => {
 
   beforeAll(async () => {
     // The snippets read their settings from the environment when their modules load.
-    process.env.PULSAR_URL = webUrl();
+    process.env.PULSAR_URL = serviceUrl();
     process.env.ORDERS_TOPIC = topic;
     process.env.PORT = '0';
     Logger.overrideLogger(false);
@@ -58,7 +66,7 @@ describe('README snippets (live broker)', () => {
     await waitFor('the invoice', () => invoices.invoiced.get(1) === 25);
     const message = await receiveOne(observer);
     expect(envelopeOf(message)).toMatchObject({ trace_id: 'trace-from-readme', meta: { id, queue: topic } });
-    expect(message.getProperties()).toMatchObject({ 'x-tenant': 'acme' });
+    expect({ ...message.getProperties() }).toMatchObject({ 'x-tenant': 'acme' });
     expect(message.getPartitionKey()).toBe('order-1');
 
     await orders.cancel(1);

@@ -6,7 +6,7 @@ import { Body, Controller, Headers, HttpCode, Inject, Injectable, Module, Post }
 import { Ctx, Payload } from '@nestjs/microservices';
 import { BabelContext, BabelHandler, BabelPulsarClient, BabelQueueModule, type Envelope } from '../../../lib/index.js';
 import { rootModule, startHybrid } from './support/apps.js';
-import { quietLogger, uniqueTopic, waitFor, webUrl } from './support/helpers.js';
+import { quietLogger, serviceUrl, uniqueTopic, waitFor } from './support/helpers.js';
 
 jest.setTimeout(60_000);
 
@@ -68,7 +68,7 @@ describe('round trip through the public API (live broker)', () => {
     const topic = uniqueTopic('roundtrip');
     const root = rootModule({
       imports: [
-        BabelQueueModule.forRoot({ serviceUrl: webUrl(), topic, isGlobal: true, logger: quietLogger }),
+        BabelQueueModule.forRoot({ serviceUrl: serviceUrl(), topic, isGlobal: true, logger: quietLogger }),
         OrdersModule,
         ShippingModule,
       ],

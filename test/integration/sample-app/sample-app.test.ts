@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EnvelopeCodec, pulsarProperties } from '../../../lib/index.js';
 import { buildSampleApp, freePort, startSampleApp } from '../../../scripts/lib/sample-app.mjs';
-import { newClient, uniqueTopic, waitFor, webUrl } from '../../support/broker.js';
+import { newClient, onNative, serviceUrl, testClientKind, uniqueTopic, waitFor, webUrl } from '../../support/broker.js';
 
 jest.setTimeout(240_000);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -51,7 +51,7 @@ beforeAll(async () => {
   app = await startSampleApp({
     PORT: String(await freePort()),
     ORDERS_TOPIC: topic,
-    PULSAR_SERVICE_URL: webUrl(),
+    PULSAR_SERVICE_URL: serviceUrl(),
     PULSAR_WEB_URL: webUrl(),
   });
 });
@@ -166,7 +166,7 @@ describe('sample app (separate process, real broker)', () => {
 
 describe('npm run demo', () => {
   it('settles every scripted message as expected and exits 0', () => {
-    const run = spawnSync('npm', ['run', '--silent', 'demo'], {
+    const run = spawnSync('npm', ['run', '--silent', 'demo', '--', '--client', testClientKind()], {
       cwd: root,
       env: { ...process.env, PULSAR_WEB_URL: webUrl() },
       encoding: 'utf8',
@@ -175,6 +175,7 @@ describe('npm run demo', () => {
     const output = `${run.stdout}\n${run.stderr}`;
     if (run.status !== 0) throw new Error(`npm run demo exited with ${run.status}:\n${output.slice(-6000)}`);
     expect(output).toMatch(/9 of 9 messages settled as expected; app stopped \(graceful SIGTERM shutdown\)/);
+    expect(output).toContain(onNative() ? 'client: native pulsar-client' : 'client: built-in WebSocket client');
     for (const outcome of [
       'handled after 2 retries',
       'handled after the delay',

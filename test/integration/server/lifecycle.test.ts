@@ -3,7 +3,14 @@ import { jest } from '@jest/globals';
 import { Controller, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ctx, Payload } from '@nestjs/microservices';
-import { BabelContext, BabelHandler, BabelPulsarServer, EnvelopeCodec, pulsarProperties } from '../../../lib/index.js';
+import {
+  BabelContext,
+  BabelHandler,
+  BabelPulsarServer,
+  EnvelopeCodec,
+  pulsarProperties,
+  type PulsarClientLike,
+} from '../../../lib/index.js';
 import { PulsarWebSocketClient } from '../../../lib/pulsar/websocket/index.js';
 import { backlog, newClient, sleep, uniqueTopic, waitFor, webUrl } from '../../support/broker.js';
 import { TcpProxy } from '../websocket/support/tcp-proxy.js';
@@ -11,7 +18,7 @@ import { quietLogger, startService } from '../../support/nest-app.js';
 
 jest.setTimeout(90_000);
 
-let client: PulsarWebSocketClient;
+let client: PulsarClientLike;
 beforeAll(() => {
   client = newClient();
 });

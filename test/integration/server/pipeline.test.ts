@@ -19,8 +19,13 @@ import {
 } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { Observable, of, tap } from 'rxjs';
-import { BabelContext, BabelHandler, EnvelopeCodec, pulsarProperties } from '../../../lib/index.js';
-import type { PulsarWebSocketClient } from '../../../lib/pulsar/websocket/index.js';
+import {
+  BabelContext,
+  BabelHandler,
+  EnvelopeCodec,
+  pulsarProperties,
+  type PulsarClientLike,
+} from '../../../lib/index.js';
 import { newClient, receiveN, uniqueTopic, waitFor } from '../../support/broker.js';
 import { startService, type RunningService } from '../../support/nest-app.js';
 
@@ -81,7 +86,7 @@ class Payments {
   }
 }
 
-let client: PulsarWebSocketClient;
+let client: PulsarClientLike;
 let service: RunningService;
 let topic: string;
 beforeAll(async () => {

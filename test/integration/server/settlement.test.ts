@@ -16,7 +16,7 @@ import { startService, type RunningService } from '../../support/nest-app.js';
 
 jest.setTimeout(60_000);
 
-let client: PulsarWebSocketClient;
+let client: PulsarClientLike;
 let service: RunningService | null = null;
 beforeAll(() => {
   client = newClient();
@@ -114,7 +114,7 @@ describe('BabelPulsarServer settlement (real broker)', () => {
     expect(Object.keys(body)).toEqual(['job', 'trace_id', 'data', 'meta', 'attempts', 'dead_letter']);
     expect(Number.isInteger(body.dead_letter.failed_at)).toBe(true);
     expect(Math.abs(body.dead_letter.failed_at - Date.now())).toBeLessThan(60_000);
-    expect(record!.getProperties()).toEqual({
+    expect({ ...record!.getProperties() }).toEqual({
       ...properties,
       traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
       'bq-attempts': '3',
@@ -173,7 +173,7 @@ describe('BabelPulsarServer settlement (real broker)', () => {
     await publish(topic, bytes, properties);
     const [record] = await receiveN(dlq, 1);
     expect(record!.getData().equals(bytes)).toBe(true);
-    expect(record!.getProperties()).toMatchObject({
+    expect({ ...record!.getProperties() }).toMatchObject({
       ...properties,
       'bq-dead-letter-reason': 'poison',
       'bq-dead-letter-attempts': '1',

@@ -50,7 +50,12 @@ export interface InteropResults {
 }
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
-export const resultsFile = path.join(root, 'test-results', 'interop.json');
+// One file per client under test (scripts/run-tests.mjs runs the suites once per client).
+export const resultsFile = path.join(
+  root,
+  'test-results',
+  process.env.BQ_TEST_CLIENT === 'native' ? 'interop-native.json' : 'interop.json',
+);
 
 const pending: ProofEntry[] = [];
 const pendingSdks: Partial<Record<PeerSdk, SdkEntry>> = {};

@@ -11,9 +11,9 @@ import {
   EnvelopeCodec,
   pulsarProperties,
   type BabelPulsarServerOptions,
+  type PulsarClientLike,
 } from '../../../lib/index.js';
 import { BabelPulsarClient } from '../../../lib/nest/babel-pulsar.client.js';
-import type { PulsarWebSocketClient } from '../../../lib/pulsar/websocket/index.js';
 import { newClient, uniqueTopic, waitFor } from '../../support/broker.js';
 import { startService, type RunningService } from '../../support/nest-app.js';
 import {
@@ -150,7 +150,7 @@ export function defineInteropSuite(profile: PeerProfile): void {
         ...extra,
       });
 
-    let ws: PulsarWebSocketClient;
+    let ws: PulsarClientLike;
     let publisher: BabelPulsarClient;
     const services: RunningService[] = [];
     const peers: RunningPeerConsumer[] = [];

@@ -1,4 +1,8 @@
 // Client selection by scheme, and the native client loaded only when used (with a clear error when missing).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { BabelQueueError, PulsarWebSocketClient } from '../../../lib/index.js';
 import { clientKindFor, createPulsarClient, loadNativePulsar } from '../../../lib/pulsar/client-factory.js';
 
@@ -70,8 +74,13 @@ describe('createPulsarClient', () => {
     expect((config!.authentication as FakeAuthenticationToken).params).toEqual({ token: 'jwt' });
   });
 
-  it('fails with an error naming pulsar-client when the package is not installed (the real import)', async () => {
-    const failure = createPulsarClient({ serviceUrl: 'pulsar://localhost:6650' });
+  it('fails with an error naming pulsar-client when the package is not installed (a real import where it is absent)', async () => {
+    // The project itself has pulsar-client (the test runs build it): import it from a folder that has none.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bq-no-native-'));
+    const loader = path.join(dir, 'load.mjs');
+    fs.writeFileSync(loader, "export default () => import('pulsar-client');\n");
+    const { default: loadNative } = (await import(pathToFileURL(loader).href)) as { default: () => Promise<unknown> };
+    const failure = createPulsarClient({ serviceUrl: 'pulsar://localhost:6650' }, { loadNative });
     await expect(failure).rejects.toBeInstanceOf(BabelQueueError);
     await expect(failure).rejects.toThrow(
       /the package "pulsar-client" is not installed: run "npm install pulsar-client", or use an http\(s\):\/\/ or ws\(s\):\/\/ serviceUrl/,

@@ -5,7 +5,18 @@ import type { PulsarConsumer, PulsarMessage } from '../../../../lib/pulsar/clien
 import { PulsarWebSocketClient } from '../../../../lib/pulsar/websocket/index.js';
 import { webUrl } from '../../../support/broker.js';
 
-export { expectNothing, sleep, waitFor, webUrl } from '../../../support/broker.js';
+export {
+  expectNothing,
+  isClientUnderTest,
+  loadNative,
+  nativeServiceUrl,
+  newClient,
+  onNative,
+  serviceUrl,
+  sleep,
+  waitFor,
+  webUrl,
+} from '../../../support/broker.js';
 export { quietLogger } from '../../../support/nest-app.js';
 
 /** A topic name no other test (or helper sharing the broker) uses. */

@@ -1,0 +1,238 @@
+/**
+ * Wraps the native `pulsar-client` so that it behaves like the WebSocket client wherever this library depends
+ * on a behaviour: plain-object property maps, message ids in one text form, errors that name the service URL
+ * and topic (created in this realm, so `instanceof Error` holds everywhere), and a close that never waits for
+ * a receive in flight.
+ *
+ * The user keeps the raw client (`unwrap()`, `BABEL_PULSAR_CLIENT`); only the library's own calls go through
+ * the adapter, which `toLibraryClient` applies wherever a client enters the library.
+ */
+import { BabelQueueError } from '../../envelope/index.js';
+import type {
+  PulsarClientLike,
+  PulsarConsumer,
+  PulsarConsumerConfig,
+  PulsarMessage,
+  PulsarMessageId,
+  PulsarProducer,
+  PulsarProducerConfig,
+  PulsarProducerMessage,
+} from '../client-types.js';
+
+/** What the adapter needs of a raw native message (the package's Message class). */
+interface NativeMessage {
+  getData(): Buffer;
+  getProperties(): Record<string, string>;
+  getRedeliveryCount(): number;
+  getMessageId(): PulsarMessageId;
+  getTopicName(): string;
+  getPublishTimestamp(): number;
+  getPartitionKey(): string;
+}
+
+interface NativeConsumer {
+  receive(timeoutMs?: number): Promise<NativeMessage>;
+  acknowledge(message: NativeMessage): Promise<unknown>;
+  negativeAcknowledge(message: NativeMessage): void;
+  close(): Promise<unknown>;
+  unsubscribe(): Promise<unknown>;
+  isConnected(): boolean;
+}
+
+interface NativeClient {
+  createProducer(config: PulsarProducerConfig): Promise<PulsarProducer>;
+  subscribe(config: PulsarConsumerConfig): Promise<NativeConsumer>;
+  close(): Promise<unknown>;
+}
+
+const ADAPTED = Symbol.for('babelqueue.nativeAdapter');
+const serviceUrls = new WeakMap<object, string>();
+
+/** Records the service URL a native client was made with, so that errors can name it. */
+export function rememberServiceUrl(client: object, serviceUrl: string): void {
+  serviceUrls.set(client, serviceUrl);
+}
+
+/** A raw native client: it has the native-only methods and is not already adapted. */
+export function isRawNativeClient(client: unknown): boolean {
+  const candidate = client as Record<string | symbol, unknown> | null;
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    !candidate[ADAPTED] &&
+    typeof candidate.createReader === 'function' &&
+    typeof candidate.getPartitionsForTopic === 'function'
+  );
+}
+
+/** The client the library calls: the native adapter for a raw native client, anything else as it is. */
+export function toLibraryClient(client: PulsarClientLike): PulsarClientLike {
+  return isRawNativeClient(client) ? new NativeClientAdapter(client as unknown as NativeClient) : client;
+}
+
+const reasonOf = (error: unknown): string => {
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' ? message : String(error);
+};
+
+/** The native client's error text, with what a user needs to act on it. */
+function describeFailure(reason: string): string {
+  if (/TimeOut/i.test(reason))
+    return `${reason} (no answer in time: is the broker running and reachable at that address?)`;
+  if (/TopicNotFound|NotFound|does not exist/i.test(reason))
+    return `${reason} (does the tenant/namespace exist, and may topics be created there?)`;
+  if (/Authentication|Unauthorized|AuthorizationError|NotAllowed/i.test(reason))
+    return `${reason} (check the token and the role's permissions)`;
+  return reason;
+}
+
+export class NativeClientAdapter implements PulsarClientLike {
+  readonly [ADAPTED] = true;
+  private readonly where: string;
+
+  constructor(readonly native: NativeClient) {
+    const url = serviceUrls.get(native);
+    this.where = url ? ` at ${url}` : '';
+  }
+
+  async createProducer(config: PulsarProducerConfig): Promise<PulsarProducer> {
+    try {
+      return new NativeProducerAdapter(await this.native.createProducer(config), this.where);
+    } catch (error) {
+      throw new BabelQueueError(
+        `cannot create a producer for topic ${JSON.stringify(config.topic)}${this.where}: ${describeFailure(reasonOf(error))}`,
+        { cause: error },
+      );
+    }
+  }
+
+  async subscribe(config: PulsarConsumerConfig): Promise<PulsarConsumer> {
+    try {
+      return new NativeConsumerAdapter(await this.native.subscribe(config));
+    } catch (error) {
+      throw new BabelQueueError(
+        `cannot subscribe ${JSON.stringify(config.subscription)} to topic ${JSON.stringify(config.topic)}${this.where}: ` +
+          describeFailure(reasonOf(error)),
+        { cause: error },
+      );
+    }
+  }
+
+  close(): Promise<null | void> {
+    return this.native.close().then(() => undefined);
+  }
+}
+
+class NativeProducerAdapter implements PulsarProducer {
+  constructor(
+    private readonly native: PulsarProducer,
+    private readonly where: string,
+  ) {}
+
+  async send(message: PulsarProducerMessage): Promise<PulsarMessageId | null> {
+    try {
+      return await this.native.send(message);
+    } catch (error) {
+      throw new BabelQueueError(
+        `send to ${JSON.stringify(this.native.getTopic())}${this.where} failed: ${describeFailure(reasonOf(error))}`,
+        { cause: error },
+      );
+    }
+  }
+
+  flush(): Promise<null | void> {
+    return this.native.flush();
+  }
+
+  close(): Promise<null | void> {
+    return this.native.close();
+  }
+
+  getTopic(): string {
+    return this.native.getTopic();
+  }
+
+  isConnected(): boolean {
+    return this.native.isConnected?.() ?? true;
+  }
+}
+
+/** A native message read once: property map as a plain object, id in the `(ledger,entry,partition,batch)` form. */
+export class NativeMessageAdapter implements PulsarMessage {
+  private properties?: Record<string, string>;
+  private id?: PulsarMessageId;
+
+  constructor(readonly native: NativeMessage) {}
+
+  getData(): Buffer {
+    return this.native.getData();
+  }
+
+  getProperties(): Record<string, string> {
+    // The native client returns an Array carrying the pairs as named members.
+    this.properties ??= { ...this.native.getProperties() };
+    return { ...this.properties };
+  }
+
+  getRedeliveryCount(): number {
+    return this.native.getRedeliveryCount();
+  }
+
+  getMessageId(): PulsarMessageId {
+    this.id ??= this.native.getMessageId();
+    return this.id;
+  }
+
+  getTopicName(): string {
+    return this.native.getTopicName();
+  }
+
+  getPublishTimestamp(): number {
+    return this.native.getPublishTimestamp();
+  }
+
+  getPartitionKey(): string {
+    return this.native.getPartitionKey();
+  }
+}
+
+const rawOf = (message: PulsarMessage): NativeMessage =>
+  message instanceof NativeMessageAdapter ? message.native : (message as NativeMessage);
+
+class NativeConsumerAdapter implements PulsarConsumer {
+  private closed = false;
+
+  constructor(private readonly native: NativeConsumer) {}
+
+  async receive(timeoutMs?: number): Promise<PulsarMessage> {
+    try {
+      return new NativeMessageAdapter(await this.native.receive(timeoutMs));
+    } catch (error) {
+      // Re-created here so that callers in any realm see an Error; the text keeps the client's words.
+      throw new BabelQueueError(this.closed ? `consumer closed: ${reasonOf(error)}` : reasonOf(error), {
+        cause: error,
+      });
+    }
+  }
+
+  acknowledge(message: PulsarMessage): Promise<null | void> {
+    return this.native.acknowledge(rawOf(message)).then(() => undefined);
+  }
+
+  negativeAcknowledge(message: PulsarMessage): void {
+    this.native.negativeAcknowledge(rawOf(message));
+  }
+
+  close(): Promise<null | void> {
+    this.closed = true;
+    return this.native.close().then(() => undefined);
+  }
+
+  unsubscribe(): Promise<null | void> {
+    return this.native.unsubscribe().then(() => undefined);
+  }
+
+  isConnected(): boolean {
+    return !this.closed && this.native.isConnected();
+  }
+}
