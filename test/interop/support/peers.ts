@@ -26,9 +26,9 @@ const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 export const serviceUrl = (): string => process.env.PULSAR_SERVICE_URL ?? 'pulsar://127.0.0.1:6650';
 
 /** Runs scripts/interop/setup-<sdk>.mjs (idempotent; fast when cached). */
-export function setupPeer(sdk: PeerSdk): PeerSetup {
+export function setupPeer(sdk: PeerSdk, env: NodeJS.ProcessEnv = process.env): PeerSetup {
   const script = path.join(repoRoot, 'scripts', 'interop', `setup-${sdk}.mjs`);
-  const result = spawnSync(process.execPath, [script, '--json'], { encoding: 'utf8', timeout: 15 * 60_000 });
+  const result = spawnSync(process.execPath, [script, '--json'], { encoding: 'utf8', timeout: 15 * 60_000, env });
   const lines = (result.stdout ?? '').trim().split('\n').filter(Boolean);
   const last = lines.length ? JSON.parse(lines[lines.length - 1]!) : null;
   if (result.status === 0 && last?.ok !== false) {
