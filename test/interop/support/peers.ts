@@ -68,6 +68,8 @@ export interface PeerRecord {
   topic: string | null;
   publishTimestamp: number | null;
   rawBody: string | null;
+  /** The SDK's own re-encoding of the envelope it decoded, where the peer reports it (Go). */
+  encodedBody?: string;
   receivedAt: number;
   forwarded?: { topic: string; urn: string; id: string };
 }

@@ -680,7 +680,11 @@ export function defineInteropSuite(profile: PeerProfile): void {
         expect(copy!.attempts).toBe(1);
         expect(dataText(copy!.rawBody!)).toBe(dataText(original!.rawBody!));
         expect(copy!.dataTypes).toEqual(original!.dataTypes);
-        return `${peer.sdk} wrote data ${dataText(original!.rawBody!).slice(7)}; our retry copy (attempts 1) carried exactly the same data bytes, and the ${peer.sdk} SDK decoded both to the same types (${JSON.stringify(copy!.dataTypes)})`;
+        // Where the peer reports it, what the SDK's own codec makes of those numbers (its retry copies carry that).
+        const reencoded = copy!.encodedBody
+          ? `; the ${peer.sdk} SDK's own re-encode of what it decoded writes data ${dataText(copy!.encodedBody).slice(7)}`
+          : '';
+        return `${peer.sdk} wrote data ${dataText(original!.rawBody!).slice(7)}; our retry copy (attempts 1) carried exactly the same data bytes, and the ${peer.sdk} SDK decoded both to the same types (${JSON.stringify(copy!.dataTypes)})${reencoded}`;
       },
     );
 

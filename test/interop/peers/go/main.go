@@ -311,11 +311,13 @@ func consume(args []string) {
 			"handler":    urn,
 			"outcome":    outcome,
 			"envelope":   asJSON,
-			"attempts":   env.Attempts,
-			"dataTypes":  typeMap(env.Data),
-			"accepted":   env.Accepts(),
-			"routeUrn":   env.URN(),
-			"receivedAt": nowMs(),
+			// The SDK's own Encode of what it decoded: what its retry copies and dead letters would carry.
+			"encodedBody": string(encoded),
+			"attempts":    env.Attempts,
+			"dataTypes":   typeMap(env.Data),
+			"accepted":    env.Accepts(),
+			"routeUrn":    env.URN(),
+			"receivedAt":  nowMs(),
 		}
 		if m, found := transport.delivery(); found {
 			entry["properties"] = m.Properties()
