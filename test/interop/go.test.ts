@@ -43,7 +43,8 @@ defineInteropSuite({
     note: `${seam('publish with a bq-job other than the body job')} then sets bq-job.`,
   },
   routesOnBqJob:
-    "The Go SDK's App routes on the body's job (Decode, then Envelope.URN()); its Pulsar transport ignores bq-job.",
+    "The Go SDK routes on the body's job (App: Decode, then Envelope.URN()) and ignores bq-job: in this test its " +
+    "worker, given a handler for each of the two URNs, ran the body job's handler.",
   delayedPublish: {
     note: `${seam('delayed publish')} adds pulsar-client-go's DeliverAfter and bq-delay.`,
   },
