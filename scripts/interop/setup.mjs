@@ -5,15 +5,13 @@
 //
 //   node scripts/interop/setup.mjs [python] [go]
 //
-// Exit status 1 when a peer cannot be prepared, except that a Go SDK the module proxy does not serve
-// is only reported (the Go scenarios are then recorded as not run) unless BQ_INTEROP_REQUIRE names go.
+// Exit status 1 when a peer cannot be prepared (the message names the step that failed).
 import { ensureGoPeer } from './setup-go.mjs';
 import { ensurePythonPeer } from './setup-python.mjs';
 
 const setups = { python: ensurePythonPeer, go: ensureGoPeer };
 const named = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const wanted = named.length ? named : Object.keys(setups);
-const required = (process.env.BQ_INTEROP_REQUIRE ?? '').split(',').map((s) => s.trim());
 
 let failed = false;
 for (const sdk of wanted) {
@@ -28,11 +26,8 @@ for (const sdk of wanted) {
       `${sdk}: ready in ${Date.now() - started} ms${peer.cached ? ' (cached)' : ''} — ${JSON.stringify(peer.versions)}`,
     );
   } catch (error) {
-    const tolerated = error.code === 'SDK_UNAVAILABLE' && !required.includes(sdk) && !required.includes('all');
-    console[tolerated ? 'warn' : 'error'](
-      `${sdk}: ${tolerated ? 'NOT AVAILABLE' : 'FAILED'} (${error.code ?? 'error'}): ${error.message}`,
-    );
-    if (!tolerated) failed = true;
+    console.error(`${sdk}: FAILED (${error.code ?? 'error'}): ${error.message}`);
+    failed = true;
   }
 }
 process.exit(failed ? 1 : 0);

@@ -28,7 +28,12 @@ const SDKS = [
   ['go', 'Go'],
 ];
 const DIRECTIONS = ['to-peer', 'from-peer'];
-const ICON = { proven: '✅ proven', failed: '❌ failed', 'not-run': '⚪ not run' };
+const ICON = {
+  proven: '✅ proven',
+  failed: '❌ failed',
+  'not-run': '⚪ not run',
+  'not-applicable': '➖ not applicable',
+};
 
 const args = process.argv.slice(2);
 const matrixOnly = args.includes('--matrix-only');

@@ -1,10 +1,11 @@
-// Interop with the Go BabelQueue SDK (github.com/babelqueue/babelqueue-go and its pulsar transport
-// module from the Go module proxy, over the pure-Go apache/pulsar-client-go), through the real broker.
-// Peer: test/interop/peers/go. While the proxy does not serve the SDK module, every scenario is
-// recorded as not run (with the proxy's answer); BQ_INTEROP_REQUIRE=go turns that into a failure.
+// Interop with the Go BabelQueue SDK 1.8.0 (github.com/babelqueue/babelqueue-go and its pulsar transport
+// module, built from the vendored release tarball, over the pure-Go apache/pulsar-client-go), through the
+// real broker. Peer: test/interop/peers/go, built by scripts/interop/setup-go.mjs; a peer that cannot be
+// built fails the run, naming the step.
 import { defineInteropSuite } from './support/scenarios.js';
 
-// encoding/json decodes every JSON number in a map[string]any into float64.
+// The peer hands the SDK json.Number values (exact text), but the SDK's Decode unmarshals data into a
+// map[string]any, where encoding/json makes every JSON number a float64.
 const types = {
   text: 'string',
   int: 'float64',
@@ -24,14 +25,27 @@ const types = {
   },
 };
 
+// What the Go SDK lacks, and how the peer stays on its public API anyway: App.Publish and the SDK's own
+// Transport.Publish (its envelope and bq-* projection), under a Producer from the transport's documented
+// Client seam (pulsar.WithClient) that adds what was asked for.
+const seam = (what: string) =>
+  `The Go SDK has no ${what} for Pulsar: the peer publishes with App.Publish through the SDK's own Transport ` +
+  "(its envelope and bq-* projection), built with the transport's Client seam (pulsar.WithClient), whose Producer";
+
 defineInteropSuite({
   sdk: 'go',
   name: 'Go',
   lang: 'go',
   dataTypes: types,
+  // App passes the handler's error to Annotate, which writes its Go type (%T): fmt.Errorf without %w.
   failureException: '*errors.errorString',
-  routedPublish: 'the Go SDK has no API to publish with a bq-job other than the body job',
+  routedPublish: {
+    note: `${seam('publish with a bq-job other than the body job')} then sets bq-job.`,
+  },
+  routesOnBqJob:
+    "The Go SDK routes on the body's job (App: Decode, then Envelope.URN()) and ignores bq-job: in this test its " +
+    "worker, given a handler for each of the two URNs, ran the body job's handler.",
   delayedPublish: {
-    unsupported: 'the Go SDK has no delayed publish for Pulsar (App.Publish / Transport.Publish take no delay)',
+    note: `${seam('delayed publish')} adds pulsar-client-go's DeliverAfter and bq-delay.`,
   },
 });

@@ -23,7 +23,8 @@ defineInteropSuite({
   lang: 'python',
   dataTypes: types,
   failureException: 'RuntimeError',
-  routedPublish: true,
+  routedPublish: {},
+  routesOnBqJob: true,
   delayedPublish: {
     note:
       'The Python SDK has no delayed publish for Pulsar (BabelQueue.publish / PulsarTransport.publish take no delay): ' +

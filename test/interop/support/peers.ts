@@ -1,5 +1,6 @@
 // Drives the interop peers (test/interop/peers/<sdk>): small programs of ours on the public API of the
-// other BabelQueue SDKs, installed from their registries by scripts/interop/setup-<sdk>.mjs.
+// other BabelQueue SDKs, installed from their registries (or, for Go, the vendored release) by
+// scripts/interop/setup-<sdk>.mjs.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
@@ -19,15 +20,15 @@ export interface PeerInfo {
 }
 
 /** Setup outcome: the peer, or why it cannot run here. */
-export type PeerSetup = { ok: true; peer: PeerInfo } | { ok: false; code: string; reason: string };
+export type PeerSetup = { ok: true; peer: PeerInfo } | { ok: false; code: string; step: string | null; reason: string };
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 export const serviceUrl = (): string => process.env.PULSAR_SERVICE_URL ?? 'pulsar://127.0.0.1:6650';
 
 /** Runs scripts/interop/setup-<sdk>.mjs (idempotent; fast when cached). */
-export function setupPeer(sdk: PeerSdk): PeerSetup {
+export function setupPeer(sdk: PeerSdk, env: NodeJS.ProcessEnv = process.env): PeerSetup {
   const script = path.join(repoRoot, 'scripts', 'interop', `setup-${sdk}.mjs`);
-  const result = spawnSync(process.execPath, [script, '--json'], { encoding: 'utf8', timeout: 15 * 60_000 });
+  const result = spawnSync(process.execPath, [script, '--json'], { encoding: 'utf8', timeout: 15 * 60_000, env });
   const lines = (result.stdout ?? '').trim().split('\n').filter(Boolean);
   const last = lines.length ? JSON.parse(lines[lines.length - 1]!) : null;
   if (result.status === 0 && last?.ok !== false) {
@@ -38,6 +39,7 @@ export function setupPeer(sdk: PeerSdk): PeerSetup {
   return {
     ok: false,
     code: last?.code ?? 'SETUP_FAILED',
+    step: last?.step ?? null,
     reason:
       last?.reason ??
       `setup-${sdk}.mjs exited with ${result.status}: ${(result.stderr ?? '').trim() || result.error?.message}`,
@@ -66,6 +68,8 @@ export interface PeerRecord {
   topic: string | null;
   publishTimestamp: number | null;
   rawBody: string | null;
+  /** The SDK's own re-encoding of the envelope it decoded, where the peer reports it (Go). */
+  encodedBody?: string;
   receivedAt: number;
   forwarded?: { topic: string; urn: string; id: string };
 }

@@ -25,7 +25,8 @@ export interface ProofEntry {
   sdk: PeerSdk;
   direction: Direction;
   feature: FeatureId;
-  status: 'proven' | 'failed' | 'not-run';
+  /** not-applicable: the test ran and showed that the SDK lacks the feature (the note says why). */
+  status: 'proven' | 'failed' | 'not-run' | 'not-applicable';
   /** What exactly the test checked, or why it failed / did not run. */
   evidence: string;
   /** Caveat that belongs in the table (e.g. how the peer had to do something its SDK has no API for). */
@@ -133,16 +134,18 @@ export interface ProofMeta {
   /** Further features the same test proves. */
   also?: FeatureId[];
   note?: string;
+  /** What a passing test records (default proven). */
+  status?: 'proven' | 'not-applicable';
 }
 
 function entriesFor(meta: ProofMeta): Array<Omit<ProofEntry, 'status' | 'evidence' | 'test' | 'at'>> {
-  const { also = [], ...base } = meta;
+  const { also = [], status: _status, ...base } = meta;
   return [base.feature, ...also].map((feature) => ({ ...base, feature }));
 }
 
 /**
- * An `it` whose outcome is recorded: 'proven' with the evidence string the body returns, or
- * 'failed' with the error.
+ * An `it` whose outcome is recorded: 'proven' (or `meta.status`) with the evidence string the body
+ * returns, or 'failed' with the error.
  */
 export function proof(meta: ProofMeta, name: string, body: () => Promise<string>, timeoutMs?: number): void {
   it(
@@ -150,7 +153,8 @@ export function proof(meta: ProofMeta, name: string, body: () => Promise<string>
     async () => {
       try {
         const evidence = await body();
-        for (const entry of entriesFor(meta)) recordProof({ ...entry, status: 'proven', evidence, test: name });
+        const status = meta.status ?? 'proven';
+        for (const entry of entriesFor(meta)) recordProof({ ...entry, status, evidence, test: name });
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         const evidence = message.split('\n').slice(0, 6).join(' ').slice(0, 600);

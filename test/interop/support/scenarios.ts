@@ -37,8 +37,13 @@ export interface PeerProfile {
   dataTypes: unknown;
   /** Error type name the SDK writes into dead_letter.exception for the peer's planned failure. */
   failureException: string;
-  /** Can the SDK publish with bq-job differing from the body job? A string says why not. */
-  routedPublish: true | string;
+  /** How the peer publishes with bq-job differing from the body job: a caveat for the table, or a reason it cannot. */
+  routedPublish: { note?: string } | { unsupported: string };
+  /**
+   * Does the SDK's consumer route on bq-job? A string says why not: the scenario then shows which handler the
+   * SDK does run and records the cell as not applicable with that reason.
+   */
+  routesOnBqJob: true | string;
   /** How the peer publishes with a delay: a caveat for the table, or a reason it cannot. */
   delayedPublish: { note?: string } | { unsupported: string };
 }
@@ -121,10 +126,6 @@ export function defineInteropSuite(profile: PeerProfile): void {
 
   describe(`interop with the ${name} SDK (real broker)`, () => {
     const setup = setupPeer(sdk);
-    // BQ_INTEROP_REQUIRE=<sdk>[,<sdk>] (or all): an SDK its registry does not serve fails instead of not running.
-    const required = (process.env.BQ_INTEROP_REQUIRE ?? '')
-      .split(',')
-      .some((s) => s.trim() === sdk || s.trim() === 'all');
 
     type Body = (peer: PeerInfo) => Promise<string>;
     const cases: Array<{
@@ -134,13 +135,14 @@ export function defineInteropSuite(profile: PeerProfile): void {
       body: Body;
       note?: string;
       unsupported?: string;
+      notApplicable?: string;
     }> = [];
     const scenario = (
       direction: Direction,
       features: FeatureId | FeatureId[],
       title: string,
       body: Body,
-      extra: { note?: string; unsupported?: string } = {},
+      extra: { note?: string; unsupported?: string; notApplicable?: string } = {},
     ) =>
       cases.push({
         direction,
@@ -269,13 +271,17 @@ export function defineInteropSuite(profile: PeerProfile): void {
     scenario(
       'to-peer',
       'routing',
-      'a message whose bq-job differs from its body job reaches the bq-job handler',
+      typeof profile.routesOnBqJob === 'string'
+        ? 'a message whose bq-job differs from its body job: the SDK routes it (on the body job)'
+        : 'a message whose bq-job differs from its body job reaches the bq-job handler',
       async (peer) => {
         const topic = uniqueTopic(`interop-${sdk}-route`);
+        const bodyRouting = typeof profile.routesOnBqJob === 'string';
         const consumer = await peerConsumer(peer, {
           topic,
           subscription: `peer-${sdk}`,
-          handle: [URN_PROP],
+          // An SDK that routes on the body job gets a handler for it too, so the test shows where it went.
+          handle: bodyRouting ? [URN_PROP, URN_BODY] : [URN_PROP],
           count: 1,
           maxAttempts: 1,
           timeoutMs: 20_000,
@@ -292,11 +298,17 @@ export function defineInteropSuite(profile: PeerProfile): void {
           await producer.close();
         }
         const [record] = await consumer.finished;
-        expect(record!.handler).toBe(URN_PROP);
         expect(record!.envelope.job).toBe(URN_BODY);
         expect(record!.envelope.meta.id).toBe(envelope.meta.id);
+        expect(record!.properties['bq-job']).toBe(URN_PROP);
+        if (bodyRouting) {
+          expect(record!.handler).toBe(URN_BODY);
+          return `body job ${URN_BODY}, bq-job ${URN_PROP} (our codec + pulsarProperties, bq-job overridden), the ${peer.sdk} worker with handlers for both: it ran the ${URN_BODY} handler (the body job); bq-job was visible on the message but not used`;
+        }
+        expect(record!.handler).toBe(URN_PROP);
         return `body job ${URN_BODY}, bq-job ${URN_PROP} (our codec + pulsarProperties, bq-job overridden): the ${peer.sdk} worker ran the ${URN_PROP} handler; the handler got the body unchanged`;
       },
+      typeof profile.routesOnBqJob === 'string' ? { notApplicable: profile.routesOnBqJob } : {},
     );
 
     scenario(
@@ -317,9 +329,11 @@ export function defineInteropSuite(profile: PeerProfile): void {
         expect(seen[0]!.properties['bq-job']).toBe(URN_PROP);
         expect(seen[0]!.envelope.meta.id).toBe(produced!.id);
         expect(mismatches).toEqual([[URN_PROP, URN_BODY]]);
-        return `${peer.sdk} ${produced!.how}(bq-job ${URN_PROP}, body job ${URN_BODY}) → our ${URN_PROP} handler ran (BabelContext.getUrn() = bq-job), envelope.job kept the body's; onRoutingMismatch called once`;
+        return `${peer.sdk} ${produced!.how} (bq-job ${URN_PROP}, body job ${URN_BODY}) → our ${URN_PROP} handler ran (BabelContext.getUrn() = bq-job), envelope.job kept the body's; onRoutingMismatch called once`;
       },
-      typeof profile.routedPublish === 'string' ? { unsupported: profile.routedPublish } : {},
+      'unsupported' in profile.routedPublish
+        ? { unsupported: profile.routedPublish.unsupported }
+        : { ...(profile.routedPublish.note && { note: profile.routedPublish.note }) },
     );
 
     // ---------------------------------------------------------------- delayed delivery
@@ -666,32 +680,24 @@ export function defineInteropSuite(profile: PeerProfile): void {
         expect(copy!.attempts).toBe(1);
         expect(dataText(copy!.rawBody!)).toBe(dataText(original!.rawBody!));
         expect(copy!.dataTypes).toEqual(original!.dataTypes);
-        return `${peer.sdk} wrote data ${dataText(original!.rawBody!).slice(7)}; our retry copy (attempts 1) carried exactly the same data bytes, and the ${peer.sdk} SDK decoded both to the same types (${JSON.stringify(copy!.dataTypes)})`;
+        // Where the peer reports it, what the SDK's own codec makes of those numbers (its retry copies carry that).
+        const reencoded = copy!.encodedBody
+          ? `; the ${peer.sdk} SDK's own re-encode of what it decoded writes data ${dataText(copy!.encodedBody).slice(7)}`
+          : '';
+        return `${peer.sdk} wrote data ${dataText(original!.rawBody!).slice(7)}; our retry copy (attempts 1) carried exactly the same data bytes, and the ${peer.sdk} SDK decoded both to the same types (${JSON.stringify(copy!.dataTypes)})${reencoded}`;
       },
     );
 
     // ---------------------------------------------------------------- registration
 
     if (!setup.ok) {
-      const unavailable = setup.code === 'SDK_UNAVAILABLE';
-      if (unavailable && !required) {
-        process.stderr.write(
-          `\n[interop] ${name} SDK NOT TESTED: ${setup.reason}\n` +
-            `[interop] its ${cases.length} scenarios are registered as skipped and recorded as not run in test-results/interop.json; ` +
-            `set BQ_INTEROP_REQUIRE=${sdk} to fail instead.\n\n`,
-        );
-        recordSdk(sdk, { setup: 'unavailable', reason: setup.reason });
-        for (const c of cases) {
-          for (const feature of c.features) notRun({ sdk, direction: c.direction, feature }, c.title, setup.reason);
-        }
-        flushResults();
-        return;
-      }
-      // A missing toolchain (or a required SDK) is a failure, never a silent skip.
-      recordSdk(sdk, { setup: 'unavailable', reason: `${setup.code}: ${setup.reason}` });
+      // A peer that cannot be set up (no toolchain, no vendored release, a failed build) fails the run,
+      // naming the step that failed; it is never a silent skip.
+      const step = setup.step ? ` at step "${setup.step}"` : '';
+      recordSdk(sdk, { setup: 'unavailable', reason: `${setup.code}${step}: ${setup.reason}` });
       flushResults();
       it(`sets up the ${name} interop peer`, () => {
-        throw new Error(`${name} interop peer setup failed (${setup.code}):\n${setup.reason}`);
+        throw new Error(`${name} interop peer setup failed${step} (${setup.code}):\n${setup.reason}`);
       });
       return;
     }
@@ -718,8 +724,16 @@ export function defineInteropSuite(profile: PeerProfile): void {
         for (const feature of c.features) notRun({ sdk, direction: c.direction, feature }, c.title, c.unsupported);
         continue;
       }
+      const note = c.notApplicable ?? c.note;
       proof(
-        { sdk, direction: c.direction, feature: first!, ...(c.note && { note: c.note }), also: rest },
+        {
+          sdk,
+          direction: c.direction,
+          feature: first!,
+          ...(note && { note }),
+          ...(c.notApplicable && { status: 'not-applicable' as const }),
+          also: rest,
+        },
         c.title,
         () => c.body(peer),
         60_000,

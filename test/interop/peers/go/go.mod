@@ -1,11 +1,15 @@
+// The Go interop peer's module, built by scripts/interop/setup-go.mjs with the recipe of
+// ../shared/vendor/README.md: the go line and the whole require block of the Go SDK's pulsar/go.mod
+// (v1.8.0; it pins the genproto split), its go.sum, and the SDK's two modules replaced by the SDK
+// unpacked from the vendored tarball. The build copy links vendored-sdk to that unpacked tree in the
+// cache (~/.cache/babelqueue-nestjs-pulsar/interop/vendor/...); the module proxy serves the rest.
 module interoppeer
 
-go 1.24
+go 1.23.0
 
 require (
 	github.com/apache/pulsar-client-go v0.14.0
-	github.com/babelqueue/babelqueue-go v1.8.0
-	github.com/babelqueue/babelqueue-go/pulsar v1.0.0
+	github.com/babelqueue/babelqueue-go v1.0.0
 )
 
 require (
@@ -52,3 +56,8 @@ require (
 	google.golang.org/protobuf v1.33.0 // indirect
 )
 
+require github.com/babelqueue/babelqueue-go/pulsar v1.0.0
+
+replace github.com/babelqueue/babelqueue-go => ./vendored-sdk
+
+replace github.com/babelqueue/babelqueue-go/pulsar => ./vendored-sdk/pulsar

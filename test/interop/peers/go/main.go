@@ -1,9 +1,10 @@
 // Command peer is the Go interop peer: a small program of ours on the public API of the Go BabelQueue
 // SDK (github.com/babelqueue/babelqueue-go and its pulsar transport module, over the pure-Go
-// github.com/apache/pulsar-client-go). The Jest interop suite drives it with the same CLI as the
-// Python peer:
+// github.com/apache/pulsar-client-go), built from the vendored v1.8.0 tarball by
+// scripts/interop/setup-go.mjs. The Jest interop suite drives it with the same CLI as the Python peer:
 //
-//	peer produce --topic T [--input FILE|-]      JSON list of {urn, data, traceId?} → one JSON line per message
+//	peer produce --topic T [--input FILE|-]      JSON list of {urn, data, traceId?, delayMs?, routeUrn?}
+//	                                             → one JSON line per message
 //	peer consume --topic T --subscription S --out FILE --handle URN [--count N|--calls N] [--fail URN=N]
 //	             [--forward URN=TOPIC=URN2] [--max-attempts N] [--dead-letter] [--timeout SECONDS]
 //
@@ -19,8 +20,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
-	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -35,6 +35,10 @@ type multi []string
 
 func (m *multi) String() string     { return strings.Join(*m, ",") }
 func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
+
+// sdkRelease is the Go SDK release the peer was built against (set by setup-go.mjs with -ldflags -X;
+// the build info only says "(devel)" for a module replaced by a directory).
+var sdkRelease = "unknown"
 
 func nowMs() int64 { return time.Now().UnixMilli() }
 
@@ -114,6 +118,52 @@ type inputMessage struct {
 	RouteURN string         `json:"routeUrn"`
 }
 
+// publishExtras ask for what the SDK has no API for: a delayed delivery, or a bq-job other than the
+// body's job. They ride in the context from App.Publish down to the Producer the SDK's Transport calls.
+type publishExtras struct {
+	delay    time.Duration
+	routeURN string
+}
+
+type publishExtrasKey struct{}
+
+// extrasClient is the transport's documented Client seam (bqpulsar.WithClient), on the same
+// pulsar-client-go client: a producer per queue (the topic is the queue name, as the SDK's own adapter
+// makes it without a topic prefix). It only publishes.
+type extrasClient struct{ client pulsarsdk.Client }
+
+func (c extrasClient) CreateProducer(queue string) (bqpulsar.Producer, error) {
+	producer, err := c.client.CreateProducer(pulsarsdk.ProducerOptions{Topic: queue})
+	if err != nil {
+		return nil, err
+	}
+	return extrasProducer{producer}, nil
+}
+
+func (c extrasClient) Subscribe(string) (bqpulsar.Consumer, error) {
+	return nil, errors.New("the produce seam does not consume")
+}
+
+// extrasProducer sends the message the SDK built (its envelope as the payload, its bq-* projection as
+// the properties), adding only what the context's publishExtras ask for.
+type extrasProducer struct{ pulsarsdk.Producer }
+
+func (p extrasProducer) Send(ctx context.Context, msg *pulsarsdk.ProducerMessage) (pulsarsdk.MessageID, error) {
+	if extras, ok := ctx.Value(publishExtrasKey{}).(publishExtras); ok {
+		if msg.Properties == nil {
+			msg.Properties = map[string]string{}
+		}
+		if extras.delay > 0 {
+			msg.DeliverAfter = extras.delay
+			msg.Properties["bq-delay"] = strconv.FormatInt(extras.delay.Milliseconds(), 10)
+		}
+		if extras.routeURN != "" {
+			msg.Properties["bq-job"] = extras.routeURN
+		}
+	}
+	return p.Producer.Send(ctx, msg)
+}
+
 func produce(args []string) {
 	fs := flag.NewFlagSet("produce", flag.ExitOnError)
 	serviceURL := fs.String("service-url", "pulsar://127.0.0.1:6650", "Pulsar service URL")
@@ -133,8 +183,12 @@ func produce(args []string) {
 	if err != nil {
 		fail("read input: %v", err)
 	}
+	// json.Number keeps each input number's text (2^64, 1.0, -0.0), and the SDK's encoding/json writes
+	// it verbatim: the peer publishes the numbers it was given, not their float64 rounding.
+	decoder := json.NewDecoder(strings.NewReader(string(raw)))
+	decoder.UseNumber()
 	var messages []inputMessage
-	if err := json.Unmarshal(raw, &messages); err != nil {
+	if err := decoder.Decode(&messages); err != nil {
 		fail("input is not a JSON list of messages: %v", err)
 	}
 	client := newClient(*serviceURL)
@@ -143,18 +197,28 @@ func produce(args []string) {
 	if err != nil {
 		fail("transport: %v", err)
 	}
+	seam, err := bqpulsar.New(bqpulsar.WithClient(extrasClient{client}))
+	if err != nil {
+		fail("transport: %v", err)
+	}
 	app := babelqueue.NewApp(transport, babelqueue.WithDefaultQueue(*topic))
-	ctx := context.Background()
+	seamApp := babelqueue.NewApp(seam, babelqueue.WithDefaultQueue(*topic))
 	for _, m := range messages {
-		if m.DelayMs > 0 || m.RouteURN != "" {
-			fail("the Go SDK has no API for delayMs or routeUrn")
-		}
 		opts := []babelqueue.Option{babelqueue.WithQueue(*topic)}
 		if m.TraceID != "" {
 			opts = append(opts, babelqueue.WithTraceID(m.TraceID))
 		}
+		publisher, how, ctx := app, "App.Publish", context.Background()
+		if m.DelayMs > 0 || m.RouteURN != "" {
+			// Still App.Publish and the SDK's Transport.Publish: only the Producer under it is the seam's.
+			publisher, how = seamApp, "App.Publish through the transport's Client seam"
+			ctx = context.WithValue(ctx, publishExtrasKey{}, publishExtras{
+				delay:    time.Duration(m.DelayMs) * time.Millisecond,
+				routeURN: m.RouteURN,
+			})
+		}
 		sentAt := nowMs()
-		id, err := app.Publish(ctx, m.URN, m.Data, opts...)
+		id, err := publisher.Publish(ctx, m.URN, m.Data, opts...)
 		if err != nil {
 			fail("publish %s: %v", m.URN, err)
 		}
@@ -162,7 +226,7 @@ func produce(args []string) {
 		if m.TraceID != "" {
 			traceID = m.TraceID
 		}
-		emit(map[string]any{"event": "produced", "id": id, "urn": m.URN, "traceId": traceID, "delayMs": 0, "sentAt": sentAt, "how": "App.Publish"})
+		emit(map[string]any{"event": "produced", "id": id, "urn": m.URN, "traceId": traceID, "delayMs": m.DelayMs, "sentAt": sentAt, "how": how})
 	}
 }
 
@@ -247,11 +311,13 @@ func consume(args []string) {
 			"handler":    urn,
 			"outcome":    outcome,
 			"envelope":   asJSON,
-			"attempts":   env.Attempts,
-			"dataTypes":  typeMap(env.Data),
-			"accepted":   env.Accepts(),
-			"routeUrn":   env.URN(),
-			"receivedAt": nowMs(),
+			// The SDK's own Encode of what it decoded: what its retry copies and dead letters would carry.
+			"encodedBody": string(encoded),
+			"attempts":    env.Attempts,
+			"dataTypes":   typeMap(env.Data),
+			"accepted":    env.Accepts(),
+			"routeUrn":    env.URN(),
+			"receivedAt":  nowMs(),
 		}
 		if m, found := transport.delivery(); found {
 			entry["properties"] = m.Properties()
@@ -316,43 +382,8 @@ func consume(args []string) {
 	}
 }
 
-// buildVersions lists the versions of the SDK modules this binary was built with.
-func buildVersions() map[string]string {
-	out := map[string]string{}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return out
-	}
-	for _, dep := range info.Deps {
-		switch dep.Path {
-		case "github.com/babelqueue/babelqueue-go", "github.com/babelqueue/babelqueue-go/pulsar", "github.com/apache/pulsar-client-go":
-			version := dep.Version
-			if dep.Replace != nil {
-				version = dep.Replace.Version
-				if version == "" {
-					version = "replaced:" + dep.Replace.Path
-				}
-			}
-			out[dep.Path] = version
-		}
-	}
-	return out
-}
-
-// sdkVersion reads the SDK module versions from the build info (set by the Go toolchain).
-func sdkVersion() string {
-	versions := buildVersions()
-	keys := make([]string, 0, len(versions))
-	for k := range versions {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
-		parts = append(parts, versions[k])
-	}
-	return strings.Join(parts, "/")
-}
+// sdkVersion is what the peer reports as the SDK version in every record.
+func sdkVersion() string { return sdkRelease }
 
 func main() {
 	if len(os.Args) < 2 {
@@ -364,7 +395,7 @@ func main() {
 	case "consume":
 		consume(os.Args[2:])
 	case "versions":
-		emit(map[string]any{"event": "versions", "versions": buildVersions()})
+		emit(map[string]any{"event": "versions", "babelqueue-go": sdkRelease})
 	default:
 		fail("unknown mode %q (produce, consume or versions)", os.Args[1])
 	}
