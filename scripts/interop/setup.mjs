@@ -3,14 +3,15 @@
 // outside the clone. Handy as a separate CI step (cache ~/.cache/babelqueue-nestjs-pulsar/interop,
 // ~/.cache/pip, $(go env GOMODCACHE) and $(go env GOCACHE)). The Jest suite runs the same setup itself.
 //
-//   node scripts/interop/setup.mjs [python] [go]
+//   node scripts/interop/setup.mjs [python] [go] [java]
 //
 // Exit status 1 when a peer cannot be prepared, except that a Go SDK the module proxy does not serve
 // is only reported (the Go scenarios are then recorded as not run) unless BQ_INTEROP_REQUIRE names go.
 import { ensureGoPeer } from './setup-go.mjs';
+import { ensureJavaPeer } from './setup-java.mjs';
 import { ensurePythonPeer } from './setup-python.mjs';
 
-const setups = { python: ensurePythonPeer, go: ensureGoPeer };
+const setups = { python: ensurePythonPeer, go: ensureGoPeer, java: ensureJavaPeer };
 const named = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const wanted = named.length ? named : Object.keys(setups);
 const required = (process.env.BQ_INTEROP_REQUIRE ?? '').split(',').map((s) => s.trim());

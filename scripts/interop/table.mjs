@@ -26,9 +26,10 @@ const FEATURES = [
 const SDKS = [
   ['python', 'Python'],
   ['go', 'Go'],
+  ['java', 'Java'],
 ];
 const DIRECTIONS = ['to-peer', 'from-peer'];
-const ICON = { proven: '✅ proven', failed: '❌ failed', 'not-run': '⚪ not run' };
+const ICON = { proven: '✅ proven', failed: '❌ failed', 'not-run': '⚪ not run', differs: '⚠️ differs' };
 
 const args = process.argv.slice(2);
 const matrixOnly = args.includes('--matrix-only');

@@ -25,7 +25,8 @@ export interface ProofEntry {
   sdk: PeerSdk;
   direction: Direction;
   feature: FeatureId;
-  status: 'proven' | 'failed' | 'not-run';
+  /** differs: the test ran and proved that the SDK behaves otherwise (the note says how). */
+  status: 'proven' | 'failed' | 'not-run' | 'differs';
   /** What exactly the test checked, or why it failed / did not run. */
   evidence: string;
   /** Caveat that belongs in the table (e.g. how the peer had to do something its SDK has no API for). */
@@ -128,16 +129,19 @@ export interface ProofMeta {
   /** Further features the same test proves. */
   also?: FeatureId[];
   note?: string;
+  /** The test proves a behaviour difference: recorded as 'differs', with this as its note. */
+  differs?: string;
 }
 
 function entriesFor(meta: ProofMeta): Array<Omit<ProofEntry, 'status' | 'evidence' | 'test' | 'at'>> {
-  const { also = [], ...base } = meta;
-  return [base.feature, ...also].map((feature) => ({ ...base, feature }));
+  const { also = [], differs, ...base } = meta;
+  const note = differs ?? base.note;
+  return [base.feature, ...also].map((feature) => ({ ...base, ...(note && { note }), feature }));
 }
 
 /**
- * An `it` whose outcome is recorded: 'proven' with the evidence string the body returns, or
- * 'failed' with the error.
+ * An `it` whose outcome is recorded: 'proven' (or 'differs') with the evidence string the body returns,
+ * or 'failed' with the error.
  */
 export function proof(meta: ProofMeta, name: string, body: () => Promise<string>, timeoutMs?: number): void {
   it(
@@ -145,7 +149,8 @@ export function proof(meta: ProofMeta, name: string, body: () => Promise<string>
     async () => {
       try {
         const evidence = await body();
-        for (const entry of entriesFor(meta)) recordProof({ ...entry, status: 'proven', evidence, test: name });
+        const status = meta.differs ? 'differs' : 'proven';
+        for (const entry of entriesFor(meta)) recordProof({ ...entry, status, evidence, test: name });
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         const evidence = message.split('\n').slice(0, 6).join(' ').slice(0, 600);
