@@ -53,7 +53,14 @@ function toolchain() {
 
 /** A failed step: the message starts with its name, so a red run says where the build broke. */
 function stepFailed(step, result, hint) {
-  const output = `${result.stdout}\n${result.stderr}`.trim().split('\n').slice(-25).join('\n');
+  const output = `${result.stdout}\n${result.stderr}`
+    // Maven 3.8 writes a colour reset even in batch mode.
+    // eslint-disable-next-line no-control-regex
+    .replace(/\u001b\[[0-9;]*m/g, '')
+    .trim()
+    .split('\n')
+    .slice(-25)
+    .join('\n');
   return new InteropSetupError(
     `Java interop peer: step "${step}" failed (exit ${result.status ?? result.error?.code})\n${output}`,
     { code: 'BUILD_FAILED', hint },
@@ -61,7 +68,7 @@ function stepFailed(step, result, hint) {
 }
 
 function mvnIn(tools, cwd, m2, goals) {
-  return run(tools.mvn, ['-B', '-q', `-Dmaven.repo.local=${m2}`, ...goals], {
+  return run(tools.mvn, ['-B', '-q', '-Dstyle.color=never', `-Dmaven.repo.local=${m2}`, ...goals], {
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
