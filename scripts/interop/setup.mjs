@@ -3,13 +3,14 @@
 // outside the clone. Handy as a separate CI step (cache ~/.cache/babelqueue-nestjs-pulsar/interop,
 // ~/.cache/pip, $(go env GOMODCACHE) and $(go env GOCACHE)). The Jest suite runs the same setup itself.
 //
-//   node scripts/interop/setup.mjs [python] [go]
+//   node scripts/interop/setup.mjs [python] [go] [java]
 //
 // Exit status 1 when a peer cannot be prepared (the message names the step that failed).
 import { ensureGoPeer } from './setup-go.mjs';
+import { ensureJavaPeer } from './setup-java.mjs';
 import { ensurePythonPeer } from './setup-python.mjs';
 
-const setups = { python: ensurePythonPeer, go: ensureGoPeer };
+const setups = { python: ensurePythonPeer, go: ensureGoPeer, java: ensureJavaPeer };
 const named = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const wanted = named.length ? named : Object.keys(setups);
 

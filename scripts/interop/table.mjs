@@ -26,6 +26,7 @@ const FEATURES = [
 const SDKS = [
   ['python', 'Python'],
   ['go', 'Go'],
+  ['java', 'Java'],
 ];
 const DIRECTIONS = ['to-peer', 'from-peer'];
 const ICON = {
@@ -33,6 +34,7 @@ const ICON = {
   failed: '❌ failed',
   'not-run': '⚪ not run',
   'not-applicable': '➖ not applicable',
+  differs: '⚠️ differs',
 };
 
 const args = process.argv.slice(2);

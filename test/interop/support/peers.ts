@@ -8,11 +8,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export type PeerSdk = 'python' | 'go';
+export type PeerSdk = 'python' | 'go' | 'java';
 
 export interface PeerInfo {
   sdk: PeerSdk;
-  /** Executable and leading arguments (the venv's python + peer.py, or the Go peer binary). */
+  /** Executable and leading arguments (the venv's python + peer.py, the Go peer binary, or java -cp … Peer). */
   command: string;
   args: string[];
   versions: Record<string, string>;
@@ -32,8 +32,9 @@ export function setupPeer(sdk: PeerSdk, env: NodeJS.ProcessEnv = process.env): P
   const lines = (result.stdout ?? '').trim().split('\n').filter(Boolean);
   const last = lines.length ? JSON.parse(lines[lines.length - 1]!) : null;
   if (result.status === 0 && last?.ok !== false) {
-    const command = sdk === 'python' ? last.python : last.binary;
-    const args = sdk === 'python' ? [last.peer] : [];
+    // A setup may describe the command itself (java + its arguments); else the Python / Go shapes.
+    const command = last.command ?? (sdk === 'python' ? last.python : last.binary);
+    const args = last.args ?? (sdk === 'python' ? [last.peer] : []);
     return { ok: true, peer: { sdk, command, args, versions: last.versions, cached: last.cached } };
   }
   return {

@@ -25,8 +25,11 @@ export interface ProofEntry {
   sdk: PeerSdk;
   direction: Direction;
   feature: FeatureId;
-  /** not-applicable: the test ran and showed that the SDK lacks the feature (the note says why). */
-  status: 'proven' | 'failed' | 'not-run' | 'not-applicable';
+  /**
+   * not-applicable: the test ran and showed that the SDK lacks the feature (the note says why).
+   * differs: the test ran and proved that the SDK behaves otherwise (the note says how).
+   */
+  status: 'proven' | 'failed' | 'not-run' | 'not-applicable' | 'differs';
   /** What exactly the test checked, or why it failed / did not run. */
   evidence: string;
   /** Caveat that belongs in the table (e.g. how the peer had to do something its SDK has no API for). */
@@ -136,16 +139,19 @@ export interface ProofMeta {
   note?: string;
   /** What a passing test records (default proven). */
   status?: 'proven' | 'not-applicable';
+  /** The test proves a behaviour difference: recorded as 'differs', with this as its note. */
+  differs?: string;
 }
 
 function entriesFor(meta: ProofMeta): Array<Omit<ProofEntry, 'status' | 'evidence' | 'test' | 'at'>> {
-  const { also = [], status: _status, ...base } = meta;
-  return [base.feature, ...also].map((feature) => ({ ...base, feature }));
+  const { also = [], status: _status, differs, ...base } = meta;
+  const note = differs ?? base.note;
+  return [base.feature, ...also].map((feature) => ({ ...base, ...(note && { note }), feature }));
 }
 
 /**
- * An `it` whose outcome is recorded: 'proven' (or `meta.status`) with the evidence string the body
- * returns, or 'failed' with the error.
+ * An `it` whose outcome is recorded: 'proven' (or `meta.status`, or 'differs') with the evidence string the
+ * body returns, or 'failed' with the error.
  */
 export function proof(meta: ProofMeta, name: string, body: () => Promise<string>, timeoutMs?: number): void {
   it(
@@ -153,7 +159,7 @@ export function proof(meta: ProofMeta, name: string, body: () => Promise<string>
     async () => {
       try {
         const evidence = await body();
-        const status = meta.status ?? 'proven';
+        const status = meta.differs ? 'differs' : (meta.status ?? 'proven');
         for (const entry of entriesFor(meta)) recordProof({ ...entry, status, evidence, test: name });
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);

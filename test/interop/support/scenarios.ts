@@ -46,7 +46,33 @@ export interface PeerProfile {
   routesOnBqJob: true | string;
   /** How the peer publishes with a delay: a caveat for the table, or a reason it cannot. */
   delayedPublish: { note?: string } | { unsupported: string };
+  /** Shared scenarios this SDK replaces, keyed `<direction>:<first feature>`. */
+  overrides?: Partial<Record<`${Direction}:${FeatureId}`, ScenarioOverride>>;
+  /** SDK-specific tests beyond the matrix (run, not recorded in it). */
+  extraTests?: Array<{ title: string; body: (peer: PeerInfo, kit: SuiteKit) => Promise<void> }>;
 }
+
+/** The suite's helpers, for a profile's own scenario bodies; everything they start is closed after each test. */
+export interface SuiteKit {
+  publisher: BabelPulsarClient;
+  /** The test client (BQ_TEST_CLIENT), for raw producers. */
+  client: PulsarClientLike;
+  service(
+    topic: string,
+    urn: string,
+    onCall: (data: Record<string, unknown>, ctx: BabelContext) => unknown,
+    options?: Partial<BabelPulsarServerOptions>,
+  ): Promise<RunningService>;
+  peerConsumer(peer: PeerInfo, options: Parameters<typeof startPeerConsumer>[1]): Promise<RunningPeerConsumer>;
+}
+
+/**
+ * A shared scenario replaced for one SDK: by a reason it cannot apply (recorded as not run), or by a body
+ * that asserts how the SDK behaves instead (recorded as 'differs', `differs` being the table's note).
+ */
+export type ScenarioOverride =
+  | { unsupported: string }
+  | { title: string; differs: string; body: (peer: PeerInfo, kit: SuiteKit) => Promise<string> };
 
 /** Non-ASCII text, integers, an exact float, booleans, null, nested objects and arrays. */
 export const DATA = {
@@ -68,7 +94,7 @@ const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f
 const DELAY_MS = 3000;
 
 /** What our @BabelHandler saw for one delivery. */
-interface Seen {
+export interface Seen {
   data: Record<string, unknown>;
   envelope: Record<string, any>;
   attempts: number;
@@ -80,7 +106,7 @@ interface Seen {
   at: number;
 }
 
-function snapshot(data: Record<string, unknown>, ctx: BabelContext): Seen {
+export function snapshot(data: Record<string, unknown>, ctx: BabelContext): Seen {
   return {
     data,
     envelope: structuredClone(ctx.getEnvelope()) as Record<string, any>,
@@ -171,6 +197,16 @@ export function defineInteropSuite(profile: PeerProfile): void {
       const running = await startPeerConsumer(peer, options);
       peers.push(running);
       return running;
+    };
+    const kit: SuiteKit = {
+      get publisher() {
+        return publisher;
+      },
+      get client() {
+        return ws;
+      },
+      service,
+      peerConsumer,
     };
 
     // ---------------------------------------------------------------- envelope + properties
@@ -720,6 +756,21 @@ export function defineInteropSuite(profile: PeerProfile): void {
 
     for (const c of cases) {
       const [first, ...rest] = c.features;
+      const override = profile.overrides?.[`${c.direction}:${first!}`];
+      if (override && 'unsupported' in override) {
+        for (const feature of c.features)
+          notRun({ sdk, direction: c.direction, feature }, c.title, override.unsupported);
+        continue;
+      }
+      if (override) {
+        proof(
+          { sdk, direction: c.direction, feature: first!, differs: override.differs, also: rest },
+          `${label(c.direction)}: ${override.title}`,
+          () => override.body(peer, kit),
+          60_000,
+        );
+        continue;
+      }
       if (c.unsupported) {
         for (const feature of c.features) notRun({ sdk, direction: c.direction, feature }, c.title, c.unsupported);
         continue;
@@ -738,6 +789,9 @@ export function defineInteropSuite(profile: PeerProfile): void {
         () => c.body(peer),
         60_000,
       );
+    }
+    for (const extra of profile.extraTests ?? []) {
+      it(`${name}: ${extra.title}`, () => extra.body(peer, kit), 60_000);
     }
   });
 }
