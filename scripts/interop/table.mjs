@@ -39,15 +39,39 @@ const ICON = {
 
 const args = process.argv.slice(2);
 const matrixOnly = args.includes('--matrix-only');
-const file = args.find((a) => !a.startsWith('--')) ?? path.join(repoRoot, 'test-results', 'interop.json');
-if (!fs.existsSync(file)) {
-  console.error(`${file} does not exist: run npm run test:interop first`);
+// One results file per client of this library (scripts/run-tests.mjs runs the suite once on each).
+const resultDir = path.join(repoRoot, 'test-results');
+const named = args.filter((a) => !a.startsWith('--'));
+const files = named.length
+  ? named.map((f) => ({ client: path.basename(f).includes('native') ? 'native' : 'websocket', file: f }))
+  : [
+      { client: 'native', file: path.join(resultDir, 'interop-native.json') },
+      { client: 'websocket', file: path.join(resultDir, 'interop.json') },
+    ].filter(({ file }) => fs.existsSync(file));
+if (files.length === 0 || files.some(({ file }) => !fs.existsSync(file))) {
+  console.error('no interop results: run npm run test:interop first');
   process.exit(1);
 }
-const data = JSON.parse(fs.readFileSync(file, 'utf8'));
-const results = data.results ?? [];
-const find = (sdk, direction, feature) =>
-  results.find((r) => r.sdk === sdk && r.direction === direction && r.feature === feature);
+const runs = files.map(({ client, file }) => ({ client, data: JSON.parse(fs.readFileSync(file, 'utf8')) }));
+const data = runs.find((r) => r.client === 'native')?.data ?? runs[0].data;
+const results = runs.flatMap(({ data: d }) => d.results ?? []);
+/** One cell's entry: the same status on every client, or the entries of each client where they differ. */
+const find = (sdk, direction, feature) => {
+  const entries = runs.map(({ client, data: d }) => ({
+    client,
+    entry: (d.results ?? []).find((r) => r.sdk === sdk && r.direction === direction && r.feature === feature),
+  }));
+  const present = entries.filter((e) => e.entry);
+  if (present.length === 0) return undefined;
+  const first = present[0].entry;
+  if (present.length === runs.length && present.every((e) => e.entry.status === first.status)) return first;
+  const split = entries.map((e) => `${e.client}: ${e.entry?.status ?? 'no result'}`).join(', ');
+  return { ...first, status: 'failed', note: `the clients disagree (${split})`, evidence: split };
+};
+const clientsLabel =
+  runs.length === 2
+    ? 'this library on both of its clients, the native pulsar-client and the WebSocket API'
+    : `this library over ${runs[0].client === 'native' ? 'the native pulsar-client' : 'the WebSocket API'} only`;
 const sdksPresent = SDKS.filter(([sdk]) => results.some((r) => r.sdk === sdk) || data.sdks?.[sdk]);
 const directionLabel = (name, direction) => (direction === 'to-peer' ? `Node → ${name}` : `${name} → Node`);
 // Registry addresses stay out of the README (and so out of commits): errors keep their status, not their URL.
@@ -76,7 +100,7 @@ const versions = sdksPresent.map(([sdk, name]) => {
   return `${name}: ${pins}`;
 });
 lines.push(
-  `Interop proven against a real Apache Pulsar broker (run ${String(data.updatedAt).slice(0, 10)}; this library over the WebSocket API, the peers over the binary protocol).`,
+  `Interop proven against a real Apache Pulsar broker (run ${String(data.updatedAt).slice(0, 10)}; ${clientsLabel}; the peers over the binary protocol).`,
 );
 lines.push('');
 for (const v of versions) lines.push(`- ${v}`);

@@ -1,0 +1,333 @@
+// Benchmark (not a test), `npm run bench compare`: this transport against the raw clients and the Python SDK, in
+// one run, against the real broker. Figures only: drain msg/s and CPU µs per message (medians of interleaved
+// rounds), publish rates, p50/p99 publish→handler latency at a fixed rate, heap and RSS across a long soak.
+//
+// BENCH_MESSAGES (default 20000) per drain, BENCH_ROUNDS (3), BENCH_SOAK (100000 per concurrency; 0 skips),
+// BENCH_RATE (500 msg/s for the latency runs), BENCH_PYTHON=0 skips the Python peer.
+import 'reflect-metadata';
+import { Controller, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import * as lib from '../dist/index.js';
+import { ensureBroker, stopBroker } from '../scripts/lib/broker.mjs';
+import { ensureNativeClient } from '../scripts/lib/native-client.mjs';
+import { ensurePythonPeer } from '../scripts/interop/setup-python.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const N = Number(process.env.BENCH_MESSAGES ?? 20_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SOAK = Number(process.env.BENCH_SOAK ?? 100_000);
+const RATE = Number(process.env.BENCH_RATE ?? 500);
+const URN = 'urn:babel:bench:tick';
+const quiet = { log() {}, warn() {}, error() {}, debug() {} };
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+ensureNativeClient();
+const Native = createRequire(path.join(root, 'package.json'))('pulsar-client');
+const broker = await ensureBroker();
+const nativeUrl = broker.serviceUrl;
+const webUrl = broker.webUrl;
+const uniqueTopic = (name) => `bench-${name}-${randomUUID().slice(0, 8)}`;
+
+/** A 345-byte-class envelope, as the issue measured. */
+function envelope(i) {
+  const env = lib.EnvelopeCodec.make(URN, { order_id: `A-${i}`, sku: 'BOOK-0001', quantity: 2, note: 'Café ☕' });
+  return { data: lib.EnvelopeCodec.encodeToBuffer(env), properties: lib.pulsarProperties(env) };
+}
+
+/** Publishes `count` envelopes with a batching native producer (fast), before any consumer runs. */
+async function prepublish(topic, count) {
+  const client = new Native.Client({ serviceUrl: nativeUrl });
+  const producer = await client.createProducer({ topic, batchingEnabled: true, batchingMaxMessages: 1000 });
+  const sends = [];
+  for (let i = 0; i < count; i++) {
+    sends.push(producer.send(envelope(i)));
+    if (sends.length >= 5000) await Promise.all(sends.splice(0));
+  }
+  await Promise.all(sends);
+  await producer.flush();
+  await producer.close();
+  await client.close();
+}
+
+/** Measures from the first message to the last: wall time and process CPU. */
+function meter(count) {
+  let seen = 0;
+  let start;
+  let cpu;
+  let done;
+  const finished = new Promise((resolve) => (done = resolve));
+  return {
+    finished,
+    tick() {
+      if (seen === 0) {
+        start = performance.now();
+        cpu = process.cpuUsage();
+      }
+      seen += 1;
+      if (seen === count) {
+        const used = process.cpuUsage(cpu);
+        done({ seconds: (performance.now() - start) / 1000, cpuUs: (used.user + used.system) / count });
+      }
+    },
+  };
+}
+
+const subscription = { subscription: 'bench', subscriptionType: 'Shared', subscriptionInitialPosition: 'Earliest' };
+
+const consumers = {
+  async 'raw native, listener'(topic) {
+    const client = new Native.Client({ serviceUrl: nativeUrl });
+    const m = meter(N);
+    const consumer = await client.subscribe({
+      topic,
+      ...subscription,
+      receiverQueueSize: 1000,
+      listener: (message, c) => {
+        c.acknowledge(message);
+        m.tick();
+      },
+    });
+    const result = await m.finished;
+    await consumer.close();
+    await client.close();
+    return result;
+  },
+  async 'raw native, receive + acknowledge'(topic) {
+    const client = new Native.Client({ serviceUrl: nativeUrl });
+    const consumer = await client.subscribe({ topic, ...subscription, receiverQueueSize: 1000 });
+    const m = meter(N);
+    for (let i = 0; i < N; i++) {
+      const message = await consumer.receive(30_000);
+      await consumer.acknowledge(message);
+      m.tick();
+    }
+    const result = await m.finished;
+    await consumer.close();
+    await client.close();
+    return result;
+  },
+  async 'raw WebSocket, receive + acknowledge'(topic) {
+    const client = new lib.PulsarWebSocketClient({ serviceUrl: webUrl });
+    const consumer = await client.subscribe({ topic, ...subscription, receiverQueueSize: 1000 });
+    const m = meter(N);
+    for (let i = 0; i < N; i++) {
+      const message = await consumer.receive(30_000);
+      await consumer.acknowledge(message);
+      m.tick();
+    }
+    const result = await m.finished;
+    await consumer.close();
+    await client.close();
+    return result;
+  },
+};
+for (const kind of ['native', 'websocket']) {
+  for (const concurrency of [1, 8, 32]) {
+    consumers[`transport, ${kind}, concurrency ${concurrency}`] = (topic) =>
+      drainWithTransport(kind, topic, concurrency, N);
+  }
+}
+
+function benchModule(onMessage) {
+  class Sink {
+    consume(data) {
+      onMessage(data);
+    }
+  }
+  const descriptor = Object.getOwnPropertyDescriptor(Sink.prototype, 'consume');
+  lib.BabelHandler(URN)(Sink.prototype, 'consume', descriptor);
+  Controller()(Sink);
+  class BenchModule {}
+  Module({ controllers: [Sink] })(BenchModule);
+  return BenchModule;
+}
+
+const newClientOf = (kind) =>
+  kind === 'native'
+    ? new Native.Client({ serviceUrl: nativeUrl })
+    : new lib.PulsarWebSocketClient({ serviceUrl: webUrl });
+
+async function startTransport(kind, topic, concurrency, onMessage) {
+  const client = newClientOf(kind);
+  const server = new lib.BabelPulsarServer({
+    client,
+    topics: topic,
+    concurrency,
+    receiverQueueSize: 1000,
+    subscriptionInitialPosition: 'Earliest',
+    subscription: 'bench',
+    logger: quiet,
+  });
+  const app = await NestFactory.createMicroservice(benchModule(onMessage), { strategy: server, logger: false });
+  await app.listen();
+  return {
+    client,
+    async close() {
+      await app.close();
+      await client.close();
+    },
+  };
+}
+
+async function drainWithTransport(kind, topic, concurrency, count) {
+  const m = meter(count);
+  const running = await startTransport(kind, topic, concurrency, () => m.tick());
+  const result = await m.finished;
+  await running.close();
+  return result;
+}
+
+function drainWithPython(python, topic) {
+  const run = spawnSync(
+    python,
+    [path.join(root, 'bench', 'peers', 'python_drain.py'), nativeUrl, topic, URN, String(N)],
+    {
+      encoding: 'utf8',
+      timeout: 600_000,
+    },
+  );
+  const line = (run.stdout ?? '').trim().split('\n').pop();
+  if (run.status !== 0 || !line) throw new Error(`python peer failed: ${run.stderr?.slice(-2000)}`);
+  const { handled, seconds, cpuSeconds } = JSON.parse(line);
+  if (handled < N) throw new Error(`python peer handled ${handled} of ${N}`);
+  return { seconds, cpuUs: (cpuSeconds * 1e6) / N };
+}
+
+// ------------------------------------------------------------------------------------------------ drains
+let python = null;
+if (process.env.BENCH_PYTHON !== '0') {
+  try {
+    python = (await ensurePythonPeer()).python;
+    consumers['Python SDK consumer, no-op handler'] = (topic) => drainWithPython(python, topic);
+  } catch (error) {
+    console.log(`(Python peer unavailable: ${error.message})`);
+  }
+}
+
+const drains = {};
+try {
+  console.log(`drain: ${N} pre-published envelopes per run, ${ROUNDS} interleaved rounds, medians`);
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const [name, drain] of Object.entries(consumers)) {
+      const topic = uniqueTopic('drain');
+      await prepublish(topic, N);
+      const result = await drain(topic);
+      (drains[name] ??= []).push(result);
+      process.stdout.write(`  round ${round}: ${name}: ${(N / result.seconds).toFixed(0)} msg/s\n`);
+    }
+  }
+  const rows = Object.entries(drains).map(([name, runs]) => ({
+    name,
+    rate: median(runs.map((r) => N / r.seconds)),
+    cpuUs: median(runs.map((r) => r.cpuUs)),
+  }));
+  console.log(`\n${'consumer'.padEnd(44)}${'msg/s'.padStart(10)}${'CPU µs/msg'.padStart(12)}`);
+  for (const row of rows)
+    console.log(`${row.name.padEnd(44)}${row.rate.toFixed(0).padStart(10)}${row.cpuUs.toFixed(0).padStart(12)}`);
+  const rate = (name) => rows.find((r) => r.name === name);
+  const ratio = (a, b) => (rate(a) && rate(b) ? (rate(a).rate / rate(b).rate).toFixed(2) : 'n/a');
+  const cpuRatio = (a, b) => (rate(a) && rate(b) ? (rate(a).cpuUs / rate(b).cpuUs).toFixed(2) : 'n/a');
+  console.log('\nratios (target):');
+  console.log(
+    `  native c8 / raw native listener: ${ratio('transport, native, concurrency 8', 'raw native, listener')} (≥ 0.7)`,
+  );
+  console.log(
+    `  native c8 / Python SDK:          ${ratio('transport, native, concurrency 8', 'Python SDK consumer, no-op handler')} (≥ 1.5)`,
+  );
+  console.log(
+    `  WebSocket c8 / raw WebSocket:    ${ratio('transport, websocket, concurrency 8', 'raw WebSocket, receive + acknowledge')} (≥ 0.7)`,
+  );
+  console.log(
+    `  CPU/msg native c8 / raw native listener: ${cpuRatio('transport, native, concurrency 8', 'raw native, listener')} (≤ 2)`,
+  );
+  console.log(
+    `  CPU/msg WebSocket c8 / raw WebSocket:    ${cpuRatio('transport, websocket, concurrency 8', 'raw WebSocket, receive + acknowledge')} (≤ 2)`,
+  );
+
+  // ---------------------------------------------------------------------------------------------- publishing
+  const PUB = Math.min(N, 2000);
+  const publishRate = async (send, count, inFlight) => {
+    const started = performance.now();
+    const pending = new Set();
+    for (let i = 0; i < count; i++) {
+      const p = send(i).finally(() => pending.delete(p));
+      pending.add(p);
+      if (pending.size >= inFlight) await Promise.race(pending);
+    }
+    await Promise.all(pending);
+    return count / ((performance.now() - started) / 1000);
+  };
+  const publishing = [];
+  for (const inFlight of [1, 64]) {
+    const rawClient = new Native.Client({ serviceUrl: nativeUrl });
+    const raw = await rawClient.createProducer({ topic: uniqueTopic('pub'), batchingEnabled: inFlight > 1 });
+    const rawRate = await publishRate((i) => raw.send(envelope(i)), PUB, inFlight);
+    await raw.close();
+    const publisher = new lib.BabelPulsarClient({ client: rawClient, topic: uniqueTopic('pub') });
+    await publisher.publish(URN, { warm: true });
+    const ourRate = await publishRate((i) => publisher.publish(URN, { i }), PUB, inFlight);
+    await publisher.close();
+    await rawClient.close();
+    publishing.push({ inFlight, rawRate, ourRate });
+  }
+  console.log(`\npublishing over native, ${PUB} messages:`);
+  for (const { inFlight, rawRate, ourRate } of publishing) {
+    console.log(
+      `  ${inFlight === 1 ? 'awaited one by one' : '64 in flight      '}: raw ${rawRate.toFixed(0)} msg/s (batching ${inFlight > 1 ? 'on' : 'off'}), BabelPulsarClient.publish ${ourRate.toFixed(0)} msg/s, ratio ${(ourRate / rawRate).toFixed(2)} (≥ 0.9)`,
+    );
+  }
+
+  // ---------------------------------------------------------------------------------------------- latency
+  console.log(`\nlatency publish → handler at ${RATE} msg/s, concurrency 8:`);
+  for (const kind of ['native', 'websocket']) {
+    const topic = uniqueTopic('latency');
+    const latencies = [];
+    const count = RATE * 4;
+    const running = await startTransport(kind, topic, 8, (data) => latencies.push(performance.now() - data.t));
+    const publisher = new lib.BabelPulsarClient({ client: running.client, topic });
+    await publisher.publish(URN, { t: performance.now() });
+    const started = performance.now();
+    for (let i = 0; i < count; i++) {
+      const due = started + (i * 1000) / RATE;
+      const wait = due - performance.now();
+      if (wait > 1) await sleep(wait);
+      void publisher.publish(URN, { t: performance.now() });
+    }
+    const deadline = Date.now() + 60_000;
+    while (latencies.length < count + 1 && Date.now() < deadline) await sleep(50);
+    await publisher.close();
+    await running.close();
+    const sorted = latencies.slice(1).sort((a, b) => a - b);
+    const pct = (p) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]?.toFixed(1);
+    console.log(`  ${kind.padEnd(10)} p50 ${pct(50)} ms, p99 ${pct(99)} ms (${sorted.length} messages)`);
+  }
+
+  // ---------------------------------------------------------------------------------------------- soak
+  if (SOAK > 0) {
+    console.log(`\nmemory across ${SOAK} messages (native transport; heap after a forced GC):`);
+    const mib = (bytes) => (bytes / 2 ** 20).toFixed(1);
+    for (const concurrency of [1, 8, 32]) {
+      const topic = uniqueTopic('soak');
+      await prepublish(topic, SOAK);
+      globalThis.gc?.();
+      const before = process.memoryUsage();
+      const result = await drainWithTransport('native', topic, concurrency, SOAK);
+      await sleep(200);
+      globalThis.gc?.();
+      const after = process.memoryUsage();
+      console.log(
+        `  concurrency ${String(concurrency).padEnd(3)} heap ${mib(before.heapUsed)} → ${mib(after.heapUsed)} MiB (${(after.heapUsed - before.heapUsed) / 2 ** 20 >= 0 ? '+' : ''}${mib(after.heapUsed - before.heapUsed)}), RSS ${mib(before.rss)} → ${mib(after.rss)} MiB, ${(SOAK / result.seconds).toFixed(0)} msg/s`,
+      );
+    }
+  }
+} finally {
+  if (broker.started) await stopBroker();
+}
+process.exit(0);
