@@ -46,6 +46,7 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
     topic: ctx.topic,
   };
   const inspection = inspect(inbound);
+  let settledFrom = inspection;
   const onError = (error: Error, envelope: Envelope | Record<string, never>) =>
     callHookSafely(ctx.logger, 'onError', () => ctx.hooks.onError?.(error, envelope, message));
 
@@ -67,10 +68,16 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
       );
     }
     outcome = await runHandler(inspection.urn, inspection.envelope, message, ctx);
-    if (outcome.kind === 'failed') onError(asError(outcome.error), inspection.envelope);
+    if (outcome.kind === 'failed') {
+      // The handler got the decoded envelope itself and may have changed it; copies carry the data as it
+      // arrived (Decisions D3, D4), so a failure is settled from a fresh decode of the unchanged bytes.
+      settledFrom = inspect(inbound);
+      if (settledFrom.kind === 'dispatch') envelope = settledFrom.envelope;
+      onError(asError(outcome.error), envelope);
+    }
   }
 
-  const settlement = decideSettlement(inbound, inspection, outcome, {
+  const settlement = decideSettlement(inbound, settledFrom, outcome, {
     ...ctx.policy,
     retryBy: ctx.retryProducer ? 'republish' : 'nack',
     deadLetter: ctx.deadLetterProducer !== null,
