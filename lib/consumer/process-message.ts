@@ -1,9 +1,10 @@
 import { InvalidEnvelopeError, SchemaVersionRejectedError, UnknownUrnError } from '../envelope/index.js';
 import type { Envelope } from '../envelope/index.js';
 import type { PulsarConsumer, PulsarMessage, PulsarProducer } from '../pulsar/client-types.js';
-import type { InboundMessage, Outcome, Settlement, SettlementPolicy } from './decision-types.js';
+import type { InboundMessage, OutboundCopy, Outcome, Settlement, SettlementPolicy } from './decision-types.js';
 import { asError, callHookSafely, type BabelQueueHooks, type ConsumerLogger } from './hooks.js';
 import { inspect } from './inspect.js';
+import { bareRecord, bodyOmittedRecord, isTooBig } from './oversize.js';
 import { decideSettlement } from './settle.js';
 
 /** Runs the handler for a URN; rejects when the handler fails. */
@@ -32,6 +33,8 @@ export interface SettledEvent {
   attempt?: number;
   /** False when writing the replacement failed and the original was negatively acknowledged instead. */
   written?: boolean;
+  /** The dead-letter record was too big and was written without the original body. */
+  bodyOmitted?: boolean;
 }
 
 /**
@@ -138,19 +141,20 @@ async function carryOut(
     case 'retry':
     case 'dead-letter': {
       const isRetry = settlement.action === 'retry';
-      const producer = isRetry ? ctx.retryProducer : ctx.deadLetterProducer;
-      const copy = isRetry ? settlement.copy : settlement.record;
+      const producer = isRetry ? ctx.retryProducer! : ctx.deadLetterProducer!;
       if (isRetry) event.attempt = settlement.attempt;
       else event.reason = settlement.reason;
+      let written: OutboundCopy;
       try {
-        // No delivery delay on the copy: a retry is due at once (Decision D3).
-        await producer!.send({ data: copy.data, properties: copy.properties });
+        written = isRetry
+          ? await send(producer, settlement.copy)
+          : await writeDeadLetter(producer, settlement, message, ctx, event);
       } catch (error) {
         // Decision D7: never acknowledge what was not replaced; the broker redelivers it.
         event.written = false;
         const where = isRetry ? 'retry copy to' : 'dead-letter record to';
         onError(
-          new Error(`could not write the ${where} ${producer!.getTopic()}: ${asError(error).message}`, {
+          new Error(`could not write the ${where} ${producer.getTopic()}: ${asError(error).message}`, {
             cause: error,
           }),
           envelope,
@@ -160,12 +164,53 @@ async function carryOut(
       }
       event.written = true;
       if (settlement.action === 'dead-letter') {
-        const record = { reason: settlement.reason, topic: producer!.getTopic(), ...settlement.record };
+        const record = { reason: settlement.reason, topic: producer.getTopic(), ...written };
         callHookSafely(ctx.logger, 'onDeadLetter', () => ctx.hooks.onDeadLetter?.(record, message));
       }
       return acknowledge(message, ctx, event);
     }
   }
+}
+
+async function send(producer: PulsarProducer, copy: OutboundCopy): Promise<OutboundCopy> {
+  // No delivery delay on the copy: a retry is due at once (Decision D3).
+  await producer.send({ data: copy.data, properties: copy.properties });
+  return copy;
+}
+
+/**
+ * Writes the dead-letter record. A record refused as too big is refused forever, so instead of looping
+ * (negative acknowledgement, redelivery, refusal…) it is written without the body, then, if still too big,
+ * as a bare record of properties; the original message id and size say where the body is (issue 12, defect 1).
+ */
+async function writeDeadLetter(
+  producer: PulsarProducer,
+  settlement: Extract<Settlement, { action: 'dead-letter' }>,
+  message: PulsarMessage,
+  ctx: ProcessorContext,
+  event: SettledEvent,
+): Promise<OutboundCopy> {
+  try {
+    return await send(producer, settlement.record);
+  } catch (error) {
+    if (!isTooBig(error)) throw error;
+  }
+  const original = { size: message.getData().length, messageId: message.getMessageId().toString() };
+  const slim = bodyOmittedRecord(settlement.reason, settlement.record, original);
+  let written: OutboundCopy;
+  try {
+    written = await send(producer, slim);
+  } catch (error) {
+    if (!isTooBig(error)) throw error;
+    written = await send(producer, bareRecord(slim));
+  }
+  event.bodyOmitted = true;
+  ctx.logger.warn(
+    `dead-letter record for message ${original.messageId} on ${ctx.topic} (${settlement.reason}) was too big to ` +
+      `write; written to ${producer.getTopic()} without its body (${original.size} bytes): read the original ` +
+      'from the topic by that message id while retention keeps it',
+  );
+  return written;
 }
 
 async function acknowledge(message: PulsarMessage, ctx: ProcessorContext, event: SettledEvent): Promise<void> {
