@@ -3,6 +3,7 @@ import type { Envelope } from '../envelope/index.js';
 import type { PulsarConsumer, PulsarMessage, PulsarProducer } from '../pulsar/client-types.js';
 import type { InboundMessage, OutboundCopy, Outcome, Settlement, SettlementPolicy } from './decision-types.js';
 import { asError, callHookSafely, type BabelQueueHooks, type ConsumerLogger } from './hooks.js';
+import { withHandlerTimeout } from './handler-timeout.js';
 import { inspect } from './inspect.js';
 import { bareRecord, bodyOmittedRecord, isTooBig } from './oversize.js';
 import { decideSettlement } from './settle.js';
@@ -21,6 +22,10 @@ export interface ProcessorContext {
   hooks: BabelQueueHooks;
   logger: ConsumerLogger;
   now?: () => number;
+  /** Time-out of the URN's handler, ms; 0 or absent = none. */
+  handlerTimeoutMs?: (urn: string) => number;
+  /** A handler passed its time-out and still runs; `stillRunning` settles when it finally ends. */
+  onHandlerOverdue?: (urn: string, timeoutMs: number, stillRunning: Promise<void>) => void;
 }
 
 /** What happened to one delivery; emitted as the server's `settled` event. */
@@ -112,7 +117,10 @@ async function runHandler(
     }
   }
   try {
-    await ctx.dispatch(urn, envelope, message);
+    const timeoutMs = ctx.handlerTimeoutMs?.(urn) ?? 0;
+    await withHandlerTimeout(ctx.dispatch(urn, envelope, message), urn, timeoutMs, (stillRunning) =>
+      ctx.onHandlerOverdue?.(urn, timeoutMs, stillRunning),
+    );
     return { kind: 'handled' };
   } catch (error) {
     return { kind: 'failed', reason: 'failed', error };

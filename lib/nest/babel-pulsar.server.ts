@@ -16,7 +16,8 @@ import {
   type ResolvedServerOptions,
 } from './server-options.js';
 
-export type BabelServerStatus = 'connected' | 'disconnected' | 'reconnecting' | 'closed';
+/** `stalled`: connected, but some handler passed its time-out and still runs (see describe()). */
+export type BabelServerStatus = 'connected' | 'disconnected' | 'reconnecting' | 'stalled' | 'closed';
 
 /** Events of `server.on(...)`. */
 export type BabelServerEvents = {
@@ -46,6 +47,7 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
   private readonly settings: ResolvedServerOptions;
   private readonly events = new EventEmitter();
   private readonly handlerNames = new Map<string, string>();
+  private readonly handlerTimeouts = new Map<string, number>();
   private readonly running: TopicResources[] = [];
   private statusTimer: NodeJS.Timeout | null = null;
   private lastStatus: BabelServerStatus | null = null;
@@ -90,7 +92,8 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
     extras: Record<string, unknown> = {},
   ): void {
     const urn = this.normalizePattern(pattern as string);
-    const name = (extras[BABEL_HANDLER_EXTRAS] as BabelHandlerExtras | undefined)?.handler ?? 'an unnamed handler';
+    const babelExtras = extras[BABEL_HANDLER_EXTRAS] as BabelHandlerExtras | undefined;
+    const name = babelExtras?.handler ?? 'an unnamed handler';
     const existing = this.handlerNames.get(urn);
     if (existing !== undefined || this.messageHandlers.has(urn)) {
       throw new Error(
@@ -98,14 +101,16 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
       );
     }
     this.handlerNames.set(urn, name);
+    if (babelExtras?.timeoutMs !== undefined) this.handlerTimeouts.set(urn, babelExtras.timeoutMs);
     super.addHandler(pattern, callback, isEventHandler, extras);
   }
 
   /** Consumers currently running, with how many messages each is handling (for health checks). */
-  describe(): Array<{ topic: string; active: number; connected: boolean }> {
+  describe(): Array<{ topic: string; active: number; overdue: number; connected: boolean }> {
     return this.running.map(({ consumer }) => ({
       topic: consumer.topic,
       active: consumer.activeCount,
+      overdue: consumer.overdueCount,
       connected: consumer.isConnected(),
     }));
   }
@@ -169,6 +174,7 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
         concurrency: this.settings.concurrency,
         receiveTimeoutMs: this.settings.receiveTimeoutMs,
         hasHandler: (urn) => this.messageHandlers.has(urn),
+        handlerTimeoutMs: (urn) => this.handlerTimeouts.get(urn) ?? this.settings.handlerTimeoutMs,
         dispatch: (urn, envelope, message) => this.dispatch(urn, envelope, message, topic),
         hooks: this.hooks(),
         logger: this.consumerLogger(),
@@ -218,6 +224,7 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
   private pollStatus(): void {
     const states = this.running.map(({ consumer }) => consumer.isConnected());
     if (states.includes(false)) this.setStatus('reconnecting');
+    else if (this.running.some(({ consumer }) => consumer.overdueCount > 0)) this.setStatus('stalled');
     else this.setStatus('connected');
   }
 
