@@ -6,6 +6,7 @@ import { TopicConsumer, type BabelQueueHooks, type ConsumerLogger, type SettledE
 import type { Envelope } from '../envelope/index.js';
 import type { PulsarMessage, PulsarProducer } from '../pulsar/client-types.js';
 import { BabelContext } from './babel.context.js';
+import { ConnectionWatch } from './connection-watch.js';
 import type { BabelHandlerExtras } from './babel-handler.decorator.js';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
 import { failureCause } from './failure-capture.js';
@@ -51,6 +52,7 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
   private readonly running: TopicResources[] = [];
   private statusTimer: NodeJS.Timeout | null = null;
   private lastStatus: BabelServerStatus | null = null;
+  private readonly connections = new ConnectionWatch();
   private closing: Promise<void> | null = null;
 
   constructor(private readonly options: BabelPulsarServerOptions) {
@@ -223,9 +225,23 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
 
   private pollStatus(): void {
     const states = this.running.map(({ consumer }) => consumer.isConnected());
+    const now = Date.now();
+    this.running.forEach(({ consumer }, index) => this.reportConnection(consumer.topic, states[index]!, now));
     if (states.includes(false)) this.setStatus('reconnecting');
     else if (this.running.some(({ consumer }) => consumer.overdueCount > 0)) this.setStatus('stalled');
     else this.setStatus('connected');
+  }
+
+  /** One line when a consumer's connection drops and one when it is back, with the outage's length. */
+  private reportConnection(topic: string, connected: boolean, now: number): void {
+    const change = this.connections.observe(topic, connected, now);
+    if (change?.kind === 'down') {
+      this.consumerLogger().warn(
+        `consumer of ${topic} lost its broker connection; reconnecting (messages wait on the broker)`,
+      );
+    } else if (change?.kind === 'up') {
+      this.consumerLogger().log(`consumer of ${topic} reconnected after ${Math.round(change.downForMs / 100) / 10} s`);
+    }
   }
 
   private setStatus(status: BabelServerStatus): void {
