@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const all = ['unit', 'conformance', 'integration', 'interop'];
+const all = ['unit', 'conformance', 'integration', 'chaos', 'interop'];
 const separator = process.argv.indexOf('--');
 const named = process.argv.slice(2, separator === -1 ? undefined : separator);
 const passThrough = separator === -1 ? [] : process.argv.slice(separator + 1);
