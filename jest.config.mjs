@@ -31,6 +31,11 @@ export default {
       globalSetup: '<rootDir>/test/support/global-setup.mjs',
       globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
     }),
+    // Kills and restarts a broker of its own on other ports (test/chaos/support/global-setup.mjs).
+    project('chaos', {
+      globalSetup: '<rootDir>/test/chaos/support/global-setup.mjs',
+      globalTeardown: '<rootDir>/test/chaos/support/global-teardown.mjs',
+    }),
     project('interop', {
       globalSetup: '<rootDir>/test/support/global-setup.mjs',
       globalTeardown: '<rootDir>/test/support/global-teardown.mjs',

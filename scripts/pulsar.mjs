@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // npm run pulsar:up / pulsar:down: a local Apache Pulsar standalone broker for development and tests.
-import { brokerAnswers, brokerSettings, startBroker, stopBroker } from './lib/broker.mjs';
+import { brokerAnswers, brokerSettings, restartBroker, startBroker, stopBroker } from './lib/broker.mjs';
 
 const command = process.argv[2];
 const settings = brokerSettings();
@@ -13,11 +13,15 @@ try {
       console.log(`Pulsar is up: ${state.webUrl} (admin, WebSocket), ${state.serviceUrl} (binary); pid ${state.pid}`);
       console.log(`log: ${state.logFile}; stop it with: npm run pulsar:down`);
     }
+  } else if (command === 'restart') {
+    // Same data and ports (PULSAR_WEB_PORT / PULSAR_BROKER_PORT pick the broker); --kill stops it as a crash would.
+    const state = await restartBroker(settings, { kill: process.argv.includes('--kill') });
+    console.log(`Pulsar restarted on its data: ${state.webUrl}; pid ${state.pid}`);
   } else if (command === 'down') {
     const stopped = await stopBroker(settings);
     console.log(stopped ? 'Pulsar stopped and its data removed' : 'no broker started by this script is recorded');
   } else {
-    console.error('usage: node scripts/pulsar.mjs up|down');
+    console.error('usage: node scripts/pulsar.mjs up|restart [--kill]|down');
     process.exitCode = 2;
   }
 } catch (error) {

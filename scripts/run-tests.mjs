@@ -14,10 +14,12 @@ import { ensureBroker, stopBroker } from './lib/broker.mjs';
 import { ensureNativeClient } from './lib/native-client.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const all = ['unit', 'conformance', 'integration', 'interop'];
-const brokerProjects = new Set(['integration', 'interop']);
-/** Suites about the WebSocket client itself: they run once, on it. */
-const webSocketOnly = ['/test/integration/websocket/'];
+const all = ['unit', 'conformance', 'integration', 'chaos', 'interop'];
+const brokerProjects = new Set(['integration', 'chaos', 'interop']);
+/** Suites about the WebSocket client itself (or that need its TCP-proxy path): they run once, on it. */
+const webSocketOnly = ['/test/integration/websocket/', '/test/chaos/network.test.ts'];
+/** Projects whose files share one broker they kill and restart: their files run one at a time. */
+const serialProjects = new Set(['chaos']);
 
 const separator = process.argv.indexOf('--');
 const named = process.argv.slice(2, separator === -1 ? undefined : separator);
@@ -94,20 +96,34 @@ if (needsBroker) {
   process.env.PULSAR_SERVICE_URL = broker.serviceUrl;
 }
 
+/** The Jest runs: per client, the parallel projects in one run and each serial project in a run of its own. */
 const runs = [];
-if (clients.includes('websocket') || !needsBroker) runs.push({ client: 'websocket', projects });
-else if (projects.some((name) => !brokerProjects.has(name)))
-  runs.push({ client: 'websocket', projects: projects.filter((name) => !brokerProjects.has(name)) });
-if (runNative) {
-  const nativeProjects = projects.filter((name) => brokerProjects.has(name));
-  if (nativeProjects.length) runs.push({ client: 'native', projects: nativeProjects, ignore: webSocketOnly });
-}
+const addRuns = (client, selected, ignore) => {
+  const parallel = selected.filter((name) => !serialProjects.has(name));
+  if (parallel.length) runs.push({ client, projects: parallel, ignore });
+  for (const name of selected.filter((n) => serialProjects.has(n))) {
+    runs.push({ client, projects: [name], ignore, serial: true });
+  }
+};
+if (clients.includes('websocket') || !needsBroker) addRuns('websocket', projects, []);
+else
+  addRuns(
+    'websocket',
+    projects.filter((name) => !brokerProjects.has(name)),
+    [],
+  );
+if (runNative)
+  addRuns(
+    'native',
+    projects.filter((name) => brokerProjects.has(name)),
+    webSocketOnly,
+  );
 
 let jestFailed = false;
 const summary = [];
 try {
   for (const run of runs) {
-    const resultsFile = path.join(root, 'test-results', `jest-${run.client}.json`);
+    const resultsFile = path.join(root, 'test-results', `jest-${run.client}-${run.projects.join('-')}.json`);
     fs.mkdirSync(path.dirname(resultsFile), { recursive: true });
     fs.rmSync(resultsFile, { force: true });
     console.log(
@@ -122,6 +138,7 @@ try {
         '--selectProjects',
         ...run.projects,
         ...(run.ignore?.length ? ['--testPathIgnorePatterns', ...run.ignore] : []),
+        ...(run.serial ? ['--runInBand'] : []),
         '--json',
         `--outputFile=${resultsFile}`,
         ...passThrough,

@@ -1,4 +1,4 @@
-import type { Envelope } from '../envelope/index.js';
+import { errorMessage, type Envelope } from '../envelope/index.js';
 import type { PulsarMessage } from '../pulsar/client-types.js';
 
 /** A dead-letter or poison record as it was written to the dead-letter topic. */
@@ -54,6 +54,13 @@ export function callHookSafely(logger: ConsumerLogger, name: string, run: () => 
   }
 }
 
+/**
+ * An Error for hooks and logs that must receive one. A thrown non-Error keeps its message as Decision D2
+ * reads it (empty for `undefined`/`null`) and the value itself as `cause`, so nothing about it is lost.
+ */
 export function asError(value: unknown): Error {
-  return value instanceof Error ? value : new Error(String(value));
+  if (value instanceof Error) return value;
+  const error = new Error(errorMessage(value) ?? '', { cause: value });
+  error.name = 'NonErrorThrown';
+  return error;
 }

@@ -13,3 +13,5 @@ export { processMessage } from './process-message.js';
 export type { Dispatcher, ProcessorContext, SettledEvent } from './process-message.js';
 export { TopicConsumer } from './topic-consumer.js';
 export type { TopicConsumerOptions } from './topic-consumer.js';
+export { HandlerTimeoutError, withHandlerTimeout } from './handler-timeout.js';
+export { BODY_OMITTED_PROPERTIES, isTooBig } from './oversize.js';

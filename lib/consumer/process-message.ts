@@ -2,9 +2,11 @@ import { InvalidEnvelopeError, SchemaVersionRejectedError, UnknownUrnError } fro
 import type { Envelope } from '../envelope/index.js';
 import type { PulsarConsumer, PulsarMessage, PulsarProducer } from '../pulsar/client-types.js';
 import { messageIdText } from '../pulsar/message-id.js';
-import type { InboundMessage, Outcome, Settlement, SettlementPolicy } from './decision-types.js';
+import type { InboundMessage, OutboundCopy, Outcome, Settlement, SettlementPolicy } from './decision-types.js';
 import { asError, callHookSafely, type BabelQueueHooks, type ConsumerLogger } from './hooks.js';
+import { withHandlerTimeout } from './handler-timeout.js';
 import { inspect } from './inspect.js';
+import { bareRecord, bodyOmittedRecord, isTooBig } from './oversize.js';
 import { decideSettlement } from './settle.js';
 
 /** Runs the handler for a URN; rejects when the handler fails. */
@@ -21,6 +23,10 @@ export interface ProcessorContext {
   hooks: BabelQueueHooks;
   logger: ConsumerLogger;
   now?: () => number;
+  /** Time-out of the URN's handler, ms; 0 or absent = none. */
+  handlerTimeoutMs?: (urn: string) => number;
+  /** A handler passed its time-out and still runs; `stillRunning` settles when it finally ends. */
+  onHandlerOverdue?: (urn: string, timeoutMs: number, stillRunning: Promise<void>) => void;
 }
 
 /** What happened to one delivery; emitted as the server's `settled` event. */
@@ -33,6 +39,8 @@ export interface SettledEvent {
   attempt?: number;
   /** False when writing the replacement failed and the original was negatively acknowledged instead. */
   written?: boolean;
+  /** The dead-letter record was too big and was written without the original body. */
+  bodyOmitted?: boolean;
 }
 
 /**
@@ -47,6 +55,7 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
     topic: ctx.topic,
   };
   const inspection = inspect(inbound);
+  let settledFrom = inspection;
   const onError = (error: Error, envelope: Envelope | Record<string, never>) =>
     callHookSafely(ctx.logger, 'onError', () => ctx.hooks.onError?.(error, envelope, message));
 
@@ -68,10 +77,16 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
       );
     }
     outcome = await runHandler(inspection.urn, inspection.envelope, message, ctx);
-    if (outcome.kind === 'failed') onError(asError(outcome.error), inspection.envelope);
+    if (outcome.kind === 'failed') {
+      // The handler got the decoded envelope itself and may have changed it; copies carry the data as it
+      // arrived (Decisions D3, D4), so a failure is settled from a fresh decode of the unchanged bytes.
+      settledFrom = inspect(inbound);
+      if (settledFrom.kind === 'dispatch') envelope = settledFrom.envelope;
+      onError(asError(outcome.error), envelope);
+    }
   }
 
-  const settlement = decideSettlement(inbound, inspection, outcome, {
+  const settlement = decideSettlement(inbound, settledFrom, outcome, {
     ...ctx.policy,
     retryBy: ctx.retryProducer ? 'republish' : 'nack',
     deadLetter: ctx.deadLetterProducer !== null,
@@ -103,7 +118,10 @@ async function runHandler(
     }
   }
   try {
-    await ctx.dispatch(urn, envelope, message);
+    const timeoutMs = ctx.handlerTimeoutMs?.(urn) ?? 0;
+    await withHandlerTimeout(ctx.dispatch(urn, envelope, message), urn, timeoutMs, (stillRunning) =>
+      ctx.onHandlerOverdue?.(urn, timeoutMs, stillRunning),
+    );
     return { kind: 'handled' };
   } catch (error) {
     return { kind: 'failed', reason: 'failed', error };
@@ -132,19 +150,20 @@ async function carryOut(
     case 'retry':
     case 'dead-letter': {
       const isRetry = settlement.action === 'retry';
-      const producer = isRetry ? ctx.retryProducer : ctx.deadLetterProducer;
-      const copy = isRetry ? settlement.copy : settlement.record;
+      const producer = isRetry ? ctx.retryProducer! : ctx.deadLetterProducer!;
       if (isRetry) event.attempt = settlement.attempt;
       else event.reason = settlement.reason;
+      let written: OutboundCopy;
       try {
-        // No delivery delay on the copy: a retry is due at once (Decision D3).
-        await producer!.send({ data: copy.data, properties: copy.properties });
+        written = isRetry
+          ? await send(producer, settlement.copy)
+          : await writeDeadLetter(producer, settlement, message, ctx, event);
       } catch (error) {
         // Decision D7: never acknowledge what was not replaced; the broker redelivers it.
         event.written = false;
         const where = isRetry ? 'retry copy to' : 'dead-letter record to';
         onError(
-          new Error(`could not write the ${where} ${producer!.getTopic()}: ${asError(error).message}`, {
+          new Error(`could not write the ${where} ${producer.getTopic()}: ${asError(error).message}`, {
             cause: error,
           }),
           envelope,
@@ -154,12 +173,53 @@ async function carryOut(
       }
       event.written = true;
       if (settlement.action === 'dead-letter') {
-        const record = { reason: settlement.reason, topic: producer!.getTopic(), ...settlement.record };
+        const record = { reason: settlement.reason, topic: producer.getTopic(), ...written };
         callHookSafely(ctx.logger, 'onDeadLetter', () => ctx.hooks.onDeadLetter?.(record, message));
       }
       return acknowledge(message, ctx, event);
     }
   }
+}
+
+async function send(producer: PulsarProducer, copy: OutboundCopy): Promise<OutboundCopy> {
+  // No delivery delay on the copy: a retry is due at once (Decision D3).
+  await producer.send({ data: copy.data, properties: copy.properties });
+  return copy;
+}
+
+/**
+ * Writes the dead-letter record. A record refused as too big is refused forever, so instead of looping
+ * (negative acknowledgement, redelivery, refusal…) it is written without the body, then, if still too big,
+ * as a bare record of properties; the original message id and size say where the body is (issue 12, defect 1).
+ */
+async function writeDeadLetter(
+  producer: PulsarProducer,
+  settlement: Extract<Settlement, { action: 'dead-letter' }>,
+  message: PulsarMessage,
+  ctx: ProcessorContext,
+  event: SettledEvent,
+): Promise<OutboundCopy> {
+  try {
+    return await send(producer, settlement.record);
+  } catch (error) {
+    if (!isTooBig(error)) throw error;
+  }
+  const original = { size: message.getData().length, messageId: messageIdText(message.getMessageId()) };
+  const slim = bodyOmittedRecord(settlement.reason, settlement.record, original);
+  let written: OutboundCopy;
+  try {
+    written = await send(producer, slim);
+  } catch (error) {
+    if (!isTooBig(error)) throw error;
+    written = await send(producer, bareRecord(slim));
+  }
+  event.bodyOmitted = true;
+  ctx.logger.warn(
+    `dead-letter record for message ${original.messageId} on ${ctx.topic} (${settlement.reason}) was too big to ` +
+      `write; written to ${producer.getTopic()} without its body (${original.size} bytes): read the original ` +
+      'from the topic by that message id while retention keeps it',
+  );
+  return written;
 }
 
 async function acknowledge(message: PulsarMessage, ctx: ProcessorContext, event: SettledEvent): Promise<void> {

@@ -2,7 +2,7 @@ import type { PulsarMessage } from '../pulsar/client-types.js';
 import { asError } from './hooks.js';
 import { processMessage, type ProcessorContext, type SettledEvent } from './process-message.js';
 
-export interface TopicConsumerOptions extends ProcessorContext {
+export interface TopicConsumerOptions extends Omit<ProcessorContext, 'onHandlerOverdue'> {
   /** Messages handled at once; the receive loop waits for a free slot before asking for the next. */
   concurrency: number;
   /** How long one receive waits, so that a stop request is noticed promptly. */
@@ -19,6 +19,8 @@ const isTimeout = (error: unknown) => /timeout/i.test(asError(error).message);
  */
 export class TopicConsumer {
   private readonly inFlight = new Set<Promise<void>>();
+  /** Handlers past their time-out that still run: their messages are settled, their work is not. */
+  private overdue = 0;
   private stopping = false;
   private loop: Promise<void> | null = null;
   private wakeUp: () => void = () => {};
@@ -26,7 +28,14 @@ export class TopicConsumer {
     this.wakeUp = resolve;
   });
 
-  constructor(private readonly options: TopicConsumerOptions) {}
+  private readonly context: ProcessorContext;
+
+  constructor(private readonly options: TopicConsumerOptions) {
+    this.context = {
+      ...options,
+      onHandlerOverdue: (urn, timeoutMs, stillRunning) => this.trackOverdue(urn, timeoutMs, stillRunning),
+    };
+  }
 
   get topic(): string {
     return this.options.topic;
@@ -34,6 +43,11 @@ export class TopicConsumer {
 
   get activeCount(): number {
     return this.inFlight.size;
+  }
+
+  /** Handlers that passed their time-out and have not ended yet (a stall shows here). */
+  get overdueCount(): number {
+    return this.overdue;
   }
 
   /** False while the client is reconnecting the consumer (when the client reports it). */
@@ -96,7 +110,7 @@ export class TopicConsumer {
   }
 
   private track(message: PulsarMessage): void {
-    const work: Promise<void> = processMessage(message, this.options).then(
+    const work: Promise<void> = processMessage(message, this.context).then(
       (event) => {
         try {
           this.options.onSettled?.(event);
@@ -109,5 +123,21 @@ export class TopicConsumer {
     );
     const tracked = work.finally(() => this.inFlight.delete(tracked));
     this.inFlight.add(tracked);
+  }
+
+  private trackOverdue(urn: string, timeoutMs: number, stillRunning: Promise<void>): void {
+    this.overdue += 1;
+    const since = Date.now();
+    this.options.logger.warn(
+      `handler for ${urn} on ${this.topic} did not settle within ${timeoutMs} ms: counted as a failed attempt ` +
+        `and its message settled; the handler still runs (${this.overdue} overdue on this topic)`,
+    );
+    void stillRunning.then(() => {
+      this.overdue -= 1;
+      this.options.logger.warn(
+        `overdue handler for ${urn} on ${this.topic} ended ${Date.now() - since} ms after its time-out; ` +
+          'its result was ignored',
+      );
+    });
   }
 }

@@ -61,13 +61,13 @@ function make(urn: string, data?: Obj, options: MakeOptions = {}): Envelope {
   if (data !== undefined && data !== null && !isObject(data)) {
     throw new BabelQueueError(`envelope data must be a plain object, got ${describe(data)}`);
   }
-  const { traceId, queue } = options;
+  const { traceId, queue, id } = options;
   return {
     job,
     trace_id: typeof traceId === 'string' && !isBlank(traceId) ? traceId.trim() : randomUUID(),
     data: { ...data }, // spread copies an own "__proto__" key as data, never as a prototype
     meta: {
-      id: randomUUID(),
+      id: typeof id === 'string' && !isBlank(id) ? id.trim() : randomUUID(),
       queue: typeof queue === 'string' && !isBlank(queue) ? queue : 'default',
       lang: 'node',
       schema_version: 1,

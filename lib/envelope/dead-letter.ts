@@ -24,13 +24,24 @@ export interface DeadLetterPropertiesInput {
 /** The language this SDK writes into `dead_letter.lang` and `bq-dead-letter-lang`. */
 export const DEAD_LETTER_LANG = 'node';
 
-/** Message of a thrown value: Error-like `message`, a thrown string, else String(value); null for none. */
+/**
+ * Message of a thrown value (Decision D2): an Error-like `message`, a thrown string as is, a plain object as
+ * its JSON text (so `throw {code: 42}` keeps its fields), any other value as String(value); null for none.
+ */
 export function errorMessage(error: unknown): string | null {
   if (error === undefined || error === null) return null;
   if (typeof error === 'object' && typeof (error as { message?: unknown }).message === 'string') {
     return (error as { message: string }).message;
   }
-  return typeof error === 'string' ? error : String(error);
+  if (typeof error === 'string') return error;
+  if (typeof error === 'object') {
+    try {
+      return JSON.stringify(error) ?? String(error);
+    } catch {
+      return String(error); // cyclic or a throwing toJSON
+    }
+  }
+  return String(error);
 }
 
 /** Type name of a thrown value (`error.name`, as the Node adapters report it); null when it has none. */

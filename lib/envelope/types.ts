@@ -43,6 +43,8 @@ export interface DecodeResult {
 export interface MakeOptions {
   queue?: string;
   traceId?: string;
+  /** `meta.id` chosen by the caller (e.g. to retry a publish without a duplicate); a new UUID when absent. */
+  id?: string;
 }
 
 export interface DecodeOptions {

@@ -6,11 +6,14 @@ import { failureCapture } from './failure-capture.js';
 export interface BabelHandlerOptions {
   /** Free-form metadata kept with the handler (Nest "extras"), e.g. for documentation tooling. */
   extras?: Record<string, unknown>;
+  /** This handler's time-out, ms, instead of the server's `handlerTimeoutMs`; 0 = no limit. */
+  timeoutMs?: number;
 }
 
 /** What @BabelHandler stores in the handler's extras, so the server can name both sides of a clash. */
 export interface BabelHandlerExtras {
   handler: string;
+  timeoutMs?: number;
 }
 
 /**
@@ -22,11 +25,20 @@ export function BabelHandler(urn: string, options: BabelHandlerOptions = {}): Me
   const pattern = typeof urn === 'string' ? urn.trim() : '';
   if (pattern === '')
     throw new TypeError('@BabelHandler needs a non-blank URN, e.g. @BabelHandler("urn:babel:orders:created")');
+  const { timeoutMs } = options;
+  if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs >= 0)) {
+    throw new TypeError(
+      `@BabelHandler timeoutMs must be a whole number of ms (0 = no limit), got ${String(timeoutMs)}`,
+    );
+  }
   return (target, key, descriptor) => {
     const owner = typeof target === 'function' ? target.name : target.constructor.name;
     const extras = {
       ...options.extras,
-      [BABEL_HANDLER_EXTRAS]: { handler: `${owner}.${String(key)}` } satisfies BabelHandlerExtras,
+      [BABEL_HANDLER_EXTRAS]: {
+        handler: `${owner}.${String(key)}`,
+        ...(timeoutMs !== undefined && { timeoutMs }),
+      } satisfies BabelHandlerExtras,
     };
     const register = EventPattern<string>(pattern, BABEL_TRANSPORT, extras) as MethodDecorator;
     register(target, key, descriptor);

@@ -9,6 +9,7 @@ import type { PulsarClientLike, PulsarProducerMessage } from '../pulsar/client-t
 import { parseTopic } from '../pulsar/websocket/index.js';
 import { BabelProducerPool, type PooledProducerState } from './producer-pool.js';
 import type { ProducerSource } from './server-options.js';
+import { PublishError } from './publish-error.js';
 
 export interface BabelPulsarClientOptions {
   /**
@@ -39,6 +40,11 @@ export interface PublishOptions {
   topic?: string;
   /** Continue this trace (`trace_id` and `bq-trace-id`); a new UUID when absent or blank. */
   traceId?: string;
+  /**
+   * The envelope's `meta.id` (and `bq-message-id`); a new UUID when absent. Pass the `messageId` of a
+   * PublishError to retry a publish that may have been stored, so consumers can deduplicate by id.
+   */
+  id?: string;
   /** Delivery delay in ms: native delivery at now + delay and `bq-delay`. 0 or absent: no delay. */
   delay?: number;
   /** Partition key (ordering on Key_Shared subscriptions and partitioned topics). */
@@ -239,7 +245,8 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     try {
       await producer.send(message);
     } catch (error) {
-      const failure = error instanceof Error ? error : new Error(String(error));
+      // The id travels with the error: a retry with { id } cannot create a second message.
+      const failure = new PublishError(error, id, topic);
       this.events.emit('error', failure);
       throw failure;
     }
@@ -269,6 +276,9 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     if (options.traceId !== undefined && typeof options.traceId !== 'string') {
       throw new BabelQueueError(`options.traceId must be a string, got ${describe(options.traceId)}`);
     }
+    if (options.id !== undefined && (typeof options.id !== 'string' || options.id.trim() === '')) {
+      throw new BabelQueueError(`options.id must be a non-blank string, got ${describe(options.id)}`);
+    }
     const delay = checkDelay(options.delay);
     if (options.key !== undefined && typeof options.key !== 'string') {
       throw new BabelQueueError(`options.key must be a string, got ${describe(options.key)}`);
@@ -278,6 +288,7 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     const envelope = EnvelopeCodec.make(urn, data, {
       queue: bareTopicName(topic),
       ...(options.traceId !== undefined && { traceId: options.traceId }),
+      ...(options.id !== undefined && { id: options.id }),
     });
     let payload: Buffer;
     try {

@@ -7,6 +7,7 @@ import type { Envelope } from '../envelope/index.js';
 import type { PulsarClientLike, PulsarMessage, PulsarProducer } from '../pulsar/client-types.js';
 import { toLibraryClient } from '../pulsar/native/adapter.js';
 import { BabelContext } from './babel.context.js';
+import { ConnectionWatch } from './connection-watch.js';
 import type { BabelHandlerExtras } from './babel-handler.decorator.js';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
 import { failureCause } from './failure-capture.js';
@@ -17,7 +18,8 @@ import {
   type ResolvedServerOptions,
 } from './server-options.js';
 
-export type BabelServerStatus = 'connected' | 'disconnected' | 'reconnecting' | 'closed';
+/** `stalled`: connected, but some handler passed its time-out and still runs (see describe()). */
+export type BabelServerStatus = 'connected' | 'disconnected' | 'reconnecting' | 'stalled' | 'closed';
 
 /** Events of `server.on(...)`. */
 export type BabelServerEvents = {
@@ -49,9 +51,11 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
   private readonly client: PulsarClientLike;
   private readonly events = new EventEmitter();
   private readonly handlerNames = new Map<string, string>();
+  private readonly handlerTimeouts = new Map<string, number>();
   private readonly running: TopicResources[] = [];
   private statusTimer: NodeJS.Timeout | null = null;
   private lastStatus: BabelServerStatus | null = null;
+  private readonly connections = new ConnectionWatch();
   private closing: Promise<void> | null = null;
 
   constructor(private readonly options: BabelPulsarServerOptions) {
@@ -94,7 +98,8 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
     extras: Record<string, unknown> = {},
   ): void {
     const urn = this.normalizePattern(pattern as string);
-    const name = (extras[BABEL_HANDLER_EXTRAS] as BabelHandlerExtras | undefined)?.handler ?? 'an unnamed handler';
+    const babelExtras = extras[BABEL_HANDLER_EXTRAS] as BabelHandlerExtras | undefined;
+    const name = babelExtras?.handler ?? 'an unnamed handler';
     const existing = this.handlerNames.get(urn);
     if (existing !== undefined || this.messageHandlers.has(urn)) {
       throw new Error(
@@ -102,14 +107,16 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
       );
     }
     this.handlerNames.set(urn, name);
+    if (babelExtras?.timeoutMs !== undefined) this.handlerTimeouts.set(urn, babelExtras.timeoutMs);
     super.addHandler(pattern, callback, isEventHandler, extras);
   }
 
   /** Consumers currently running, with how many messages each is handling (for health checks). */
-  describe(): Array<{ topic: string; active: number; connected: boolean }> {
+  describe(): Array<{ topic: string; active: number; overdue: number; connected: boolean }> {
     return this.running.map(({ consumer }) => ({
       topic: consumer.topic,
       active: consumer.activeCount,
+      overdue: consumer.overdueCount,
       connected: consumer.isConnected(),
     }));
   }
@@ -173,6 +180,7 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
         concurrency: this.settings.concurrency,
         receiveTimeoutMs: this.settings.receiveTimeoutMs,
         hasHandler: (urn) => this.messageHandlers.has(urn),
+        handlerTimeoutMs: (urn) => this.handlerTimeouts.get(urn) ?? this.settings.handlerTimeoutMs,
         dispatch: (urn, envelope, message) => this.dispatch(urn, envelope, message, topic),
         hooks: this.hooks(),
         logger: this.consumerLogger(),
@@ -221,8 +229,23 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
 
   private pollStatus(): void {
     const states = this.running.map(({ consumer }) => consumer.isConnected());
+    const now = Date.now();
+    this.running.forEach(({ consumer }, index) => this.reportConnection(consumer.topic, states[index]!, now));
     if (states.includes(false)) this.setStatus('reconnecting');
+    else if (this.running.some(({ consumer }) => consumer.overdueCount > 0)) this.setStatus('stalled');
     else this.setStatus('connected');
+  }
+
+  /** One line when a consumer's connection drops and one when it is back, with the outage's length. */
+  private reportConnection(topic: string, connected: boolean, now: number): void {
+    const change = this.connections.observe(topic, connected, now);
+    if (change?.kind === 'down') {
+      this.consumerLogger().warn(
+        `consumer of ${topic} lost its broker connection; reconnecting (messages wait on the broker)`,
+      );
+    } else if (change?.kind === 'up') {
+      this.consumerLogger().log(`consumer of ${topic} reconnected after ${Math.round(change.downForMs / 100) / 10} s`);
+    }
   }
 
   private setStatus(status: BabelServerStatus): void {

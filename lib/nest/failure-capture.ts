@@ -20,10 +20,13 @@ export class FailureCaptureInterceptor implements NestInterceptor {
 
 export const failureCapture = new FailureCaptureInterceptor();
 
-/** The error a failed handler really threw, falling back to what Nest's pipeline reported. */
-export function failureCause(context: object, reported: unknown): Error {
-  const original = captured.get(context);
-  if (original instanceof Error) return original;
+/**
+ * What a failed handler really threw — kept as it was, even when it is not an Error (`throw 'text'`,
+ * `Promise.reject(undefined)`), so Decision D2 can report its message and name or null. Falls back to
+ * what Nest's pipeline reported when the interceptor never saw the failure (a guard or global pipe).
+ */
+export function failureCause(context: object, reported: unknown): unknown {
+  if (captured.has(context)) return captured.get(context);
   if (reported instanceof Error) return reported;
   // RpcException filters report strings or plain objects.
   const text =

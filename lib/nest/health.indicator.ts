@@ -21,7 +21,8 @@ export interface BabelQueueHealthDetails {
   consumers: {
     /** The server's status; `not-listening` while the server was never started (then it does not count). */
     status: BabelServerStatus | 'not-listening';
-    topics: Array<{ topic: string; active: number }>;
+    /** `overdue`: handlers past their time-out that still run (a stall). */
+    topics: Array<{ topic: string; active: number; overdue: number }>;
   };
   /** Why the check is down, one line per problem (empty when healthy). */
   problems: string[];
@@ -67,6 +68,10 @@ export class BabelQueueHealthIndicator implements OnApplicationShutdown {
 
     const status = this.serverStatus;
     if (status !== 'not-listening' && status !== 'connected') problems.push(`the consumers are ${status}`);
+    const topics = this.server.describe();
+    for (const { topic, overdue } of topics) {
+      if (overdue > 0) problems.push(`${overdue} handler(s) on ${topic} passed their time-out and still run`);
+    }
 
     return {
       healthy: problems.length === 0,
@@ -76,7 +81,7 @@ export class BabelQueueHealthIndicator implements OnApplicationShutdown {
         connected: producers.filter((producer) => producer.connected).length,
         topics: producers,
       },
-      consumers: { status, topics: this.server.describe() },
+      consumers: { status, topics },
       problems,
     };
   }

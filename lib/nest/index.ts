@@ -12,6 +12,7 @@ export type {
   BabelPulsarClientOptions,
   PublishOptions,
 } from './babel-pulsar.client.js';
+export { mayHaveBeenStored, PublishError } from './publish-error.js';
 export { BabelProducerPool } from './producer-pool.js';
 export type { PooledProducerState } from './producer-pool.js';
 export { BabelQueueModule } from './babel-queue.module.js';

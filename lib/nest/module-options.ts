@@ -32,6 +32,8 @@ export interface BabelQueueConsumerOptions {
   shutdownTimeoutMs?: number;
   /** How long one receive waits before checking for shutdown. Default 500. */
   receiveTimeoutMs?: number;
+  /** A handler running longer counts as a failed attempt. Default 60000; 0 = no limit; per handler: @BabelHandler. */
+  handlerTimeoutMs?: number;
 }
 
 /**
@@ -103,6 +105,7 @@ const CONSUMER_KEYS = [
   'receiverQueueSize',
   'shutdownTimeoutMs',
   'receiveTimeoutMs',
+  'handlerTimeoutMs',
   'subscriptionInitialPosition',
   'nackRedeliverTimeoutMs',
 ] as const;
@@ -323,6 +326,7 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     ...(consumer.receiverQueueSize !== undefined && { receiverQueueSize: consumer.receiverQueueSize }),
     ...(consumer.shutdownTimeoutMs !== undefined && { shutdownTimeoutMs: consumer.shutdownTimeoutMs }),
     ...(consumer.receiveTimeoutMs !== undefined && { receiveTimeoutMs: consumer.receiveTimeoutMs }),
+    ...(consumer.handlerTimeoutMs !== undefined && { handlerTimeoutMs: consumer.handlerTimeoutMs }),
     ...(consumer.subscriptionInitialPosition !== undefined && {
       subscriptionInitialPosition: consumer.subscriptionInitialPosition,
     }),

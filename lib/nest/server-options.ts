@@ -41,6 +41,12 @@ export interface BabelPulsarServerOptions extends BabelQueueHooks {
   shutdownTimeoutMs?: number;
   /** How long one receive call waits before checking for shutdown. Default 500. */
   receiveTimeoutMs?: number;
+  /**
+   * How long a handler may run before it counts as a failed attempt (its message is retried or dead-lettered
+   * and its slot freed; the handler itself keeps running and is reported as overdue). Default 60000; 0 = no
+   * limit. `@BabelHandler(urn, { timeoutMs })` overrides it per handler.
+   */
+  handlerTimeoutMs?: number;
   /** Supplies retry/dead-letter producers instead of the server creating them (used by the module). */
   producers?: ProducerSource;
   /** Defaults to a Nest Logger named BabelPulsarServer. */
@@ -55,6 +61,7 @@ export interface ResolvedServerOptions {
   concurrency: number;
   shutdownTimeoutMs: number;
   receiveTimeoutMs: number;
+  handlerTimeoutMs: number;
 }
 
 const SUBSCRIPTION_TYPES: readonly SubscriptionType[] = ['Exclusive', 'Shared', 'KeyShared', 'Failover'];
@@ -144,6 +151,7 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
     concurrency: positiveInteger('options.concurrency', options.concurrency, 1),
     shutdownTimeoutMs: positiveInteger('options.shutdownTimeoutMs', options.shutdownTimeoutMs, 10_000, 0),
     receiveTimeoutMs: positiveInteger('options.receiveTimeoutMs', options.receiveTimeoutMs, 500),
+    handlerTimeoutMs: positiveInteger('options.handlerTimeoutMs', options.handlerTimeoutMs, 60_000, 0),
   };
 }
 

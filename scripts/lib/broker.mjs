@@ -195,9 +195,12 @@ function readState(settings) {
   }
 }
 
-/** Starts a fresh standalone broker and waits until it is ready. Returns its state record. */
-export async function startBroker(settings = brokerSettings()) {
-  const existing = readState(settings);
+/**
+ * Starts a fresh standalone broker and waits until it is ready. Returns its state record. With
+ * `{ reuse: state }` it starts again on the data of a stopped broker (see restartBroker).
+ */
+export async function startBroker(settings = brokerSettings(), { reuse } = {}) {
+  const existing = reuse ? null : readState(settings);
   if (existing && !isOurBroker(existing.pid)) {
     // Left behind by a run that was killed: its process is gone, so only its data remains.
     fs.rmSync(existing.runDir, { recursive: true, force: true });
@@ -211,7 +214,7 @@ export async function startBroker(settings = brokerSettings()) {
     if (!(await portFree(port))) throw new Error(`port ${port} on 127.0.0.1 is in use; stop what holds it first`);
   }
   const home = ensureDistribution(settings);
-  const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bq-pulsar-'));
+  const runDir = reuse?.runDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'bq-pulsar-'));
   const confFile = path.join(runDir, 'standalone.conf');
   const shipped = fs.readFileSync(path.join(home, 'conf', 'standalone.conf'), 'utf8');
   const overrides = fs.readFileSync(overridesFile, 'utf8');
@@ -232,7 +235,7 @@ export async function startBroker(settings = brokerSettings()) {
       '--no-stream-storage',
       '--advertised-address',
       '127.0.0.1',
-      '--wipe-data',
+      ...(reuse ? [] : ['--wipe-data']),
       '--bookkeeper-dir',
       path.join(runDir, 'bookkeeper'),
       '--metadata-dir',
@@ -299,4 +302,25 @@ export async function ensureBroker(env = process.env) {
     return { started: false, webUrl: settings.webUrl, serviceUrl: settings.serviceUrl };
   await startBroker(settings);
   return { started: true, webUrl: settings.webUrl, serviceUrl: settings.serviceUrl };
+}
+
+/**
+ * Stops the broker this script started — SIGKILL with `{ kill: true }`, as a crash would — and starts it
+ * again on the same data and ports, so stored messages and subscriptions survive. For chaos tests on a
+ * broker of their own; never point it at a shared one.
+ */
+export async function restartBroker(settings = brokerSettings(), { kill = false } = {}) {
+  const state = readState(settings);
+  if (!state) throw new Error(`no broker started by this script is recorded for ${settings.webUrl}`);
+  if (isOurBroker(state.pid)) {
+    process.kill(state.pid, kill ? 'SIGKILL' : 'SIGTERM');
+    const deadline = Date.now() + 30_000;
+    while (isAlive(state.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    if (isAlive(state.pid)) process.kill(state.pid, 'SIGKILL');
+  }
+  while (!(await portFree(settings.webPort)) || !(await portFree(settings.brokerPort))) {
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  log(`restarting the broker on the data in ${state.runDir}`);
+  return startBroker(settings, { reuse: state });
 }

@@ -11,7 +11,10 @@ export interface PulsarWebSocketClientOptions {
   operationTimeoutMs?: number;
   /** Backoff for re-opening a dropped producer/consumer socket. */
   reconnect?: ReconnectOptions;
-  /** WebSocket ping interval; a socket that misses a pong is reconnected. Default 30000, 0 disables. */
+  /**
+   * WebSocket ping interval; a socket whose pong has not come back by the next ping is reconnected, so a dead
+   * or silently stalled connection is noticed within two intervals. Default 5000, 0 disables.
+   */
   keepAliveIntervalMs?: number;
   /**
    * Largest frame send() will write. The broker closes the whole socket (code 1009) on a bigger frame, failing
@@ -57,7 +60,8 @@ export function resolveOptions(options: PulsarWebSocketClientOptions): ResolvedO
   }
   const initialDelayMs =
     checkMs('reconnect.initialDelayMs', options.reconnect?.initialDelayMs, { allowZero: false }) ?? 100;
-  const maxDelayMs = checkMs('reconnect.maxDelayMs', options.reconnect?.maxDelayMs, { allowZero: false }) ?? 30000;
+  // A low cap: a returning broker is found within a few seconds; the ±20% jitter spreads the clients out.
+  const maxDelayMs = checkMs('reconnect.maxDelayMs', options.reconnect?.maxDelayMs, { allowZero: false }) ?? 3000;
   const maxFrameBytes = options.maxFrameBytes ?? 1048576;
   if (!Number.isInteger(maxFrameBytes) || maxFrameBytes <= 0) throw invalid('maxFrameBytes must be a positive integer');
   return {
@@ -65,7 +69,7 @@ export function resolveOptions(options: PulsarWebSocketClientOptions): ResolvedO
     headers,
     operationTimeoutMs: checkMs('operationTimeoutMs', options.operationTimeoutMs, { allowZero: false }) ?? 30000,
     reconnect: { initialDelayMs, maxDelayMs: Math.max(maxDelayMs, initialDelayMs) },
-    keepAliveIntervalMs: checkMs('keepAliveIntervalMs', options.keepAliveIntervalMs) ?? 30000,
+    keepAliveIntervalMs: checkMs('keepAliveIntervalMs', options.keepAliveIntervalMs) ?? 5000,
     maxFrameBytes,
   };
 }

@@ -10,7 +10,7 @@ import { openWebSocket, type HandshakeTarget } from './handshake.js';
 export interface ReconnectOptions {
   /** First retry delay, ms (default 100). */
   initialDelayMs?: number;
-  /** Cap for the doubling delay, ms (default 30000). */
+  /** Cap for the doubling delay, ms (default 3000). */
   maxDelayMs?: number;
 }
 
