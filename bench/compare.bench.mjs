@@ -44,7 +44,12 @@ function envelope(i) {
 /** Publishes `count` envelopes with a batching native producer (fast), before any consumer runs. */
 async function prepublish(topic, count) {
   const client = new Native.Client({ serviceUrl: nativeUrl });
-  const producer = await client.createProducer({ topic, batchingEnabled: true, batchingMaxMessages: 1000 });
+  const producer = await client.createProducer({
+    topic,
+    batchingEnabled: true,
+    batchingMaxMessages: 1000,
+    blockIfQueueFull: true,
+  });
   const sends = [];
   for (let i = 0; i < count; i++) {
     sends.push(producer.send(envelope(i)));

@@ -1,32 +1,37 @@
 import type { PulsarMessage } from '../pulsar/client-types.js';
 import { asError } from './hooks.js';
 import { processMessage, type ProcessorContext, type SettledEvent } from './process-message.js';
+import type { PushFeed } from './push-feed.js';
 
 export interface TopicConsumerOptions extends Omit<ProcessorContext, 'onHandlerOverdue'> {
   /** Messages handled at once; the receive loop waits for a free slot before asking for the next. */
   concurrency: number;
   /** How long one receive waits, so that a stop request is noticed promptly. */
   receiveTimeoutMs?: number;
+  /** Messages pushed by the client (native listener); without it the consumer asks with receive(). */
+  feed?: PushFeed;
   onSettled?(event: SettledEvent): void;
   onLoopError?(error: Error): void;
 }
 
 const isTimeout = (error: unknown) => /timeout/i.test(asError(error).message);
 
+const DONE = Promise.resolve();
+
 /**
- * The receive loop of one topic: receives, processes up to `concurrency` messages at once, and stops
- * gracefully (no new receives, in-flight messages settled or left for redelivery, then the consumer closed).
+ * One topic's intake: takes messages (pushed by the client, or received in a loop), processes up to
+ * `concurrency` at once, and stops gracefully (no new messages, in-flight ones settled or left for
+ * redelivery, then the consumer closed).
  */
 export class TopicConsumer {
   private readonly inFlight = new Set<Promise<void>>();
   /** Handlers past their time-out that still run: their messages are settled, their work is not. */
   private overdue = 0;
   private stopping = false;
+  private started = false;
   private loop: Promise<void> | null = null;
-  private wakeUp: () => void = () => {};
-  private readonly stopRequested = new Promise<void>((resolve) => {
-    this.wakeUp = resolve;
-  });
+  /** Resolved when a slot frees (or on stop); one waiter at a time: the loop or the client's push. */
+  private slotWaiter: (() => void) | null = null;
 
   private readonly context: ProcessorContext;
 
@@ -56,13 +61,17 @@ export class TopicConsumer {
   }
 
   start(): void {
-    this.loop ??= this.run();
+    if (this.started) return;
+    this.started = true;
+    if (this.options.feed) this.options.feed.attach((message) => this.acceptPushed(message));
+    else this.loop = this.run();
   }
 
   /** Stops receiving, waits up to `timeoutMs` for in-flight messages, then closes the consumer. */
   async stop(timeoutMs: number): Promise<void> {
     this.stopping = true;
-    this.wakeUp();
+    this.options.feed?.close();
+    this.releaseSlotWaiter();
     await this.loop;
     if (this.inFlight.size > 0) {
       let timer: NodeJS.Timeout | undefined;
@@ -89,9 +98,7 @@ export class TopicConsumer {
     const receiveTimeoutMs = this.options.receiveTimeoutMs ?? 500;
     let failures = 0;
     while (!this.stopping) {
-      while (this.inFlight.size >= this.options.concurrency && !this.stopping) {
-        await Promise.race([...this.inFlight, this.stopRequested]);
-      }
+      await this.freeSlot();
       if (this.stopping) break;
       let message: PulsarMessage;
       try {
@@ -109,6 +116,26 @@ export class TopicConsumer {
     }
   }
 
+  /** The client's push: processes the message, resolves when another may come (flow control). */
+  private acceptPushed(message: PulsarMessage): Promise<void> {
+    if (this.stopping) return DONE; // left unacknowledged: the broker redelivers it after close
+    this.track(message);
+    return this.freeSlot();
+  }
+
+  private freeSlot(): Promise<void> {
+    if (this.inFlight.size < this.options.concurrency || this.stopping) return DONE;
+    return new Promise((resolve) => {
+      this.slotWaiter = resolve;
+    });
+  }
+
+  private releaseSlotWaiter(): void {
+    const waiter = this.slotWaiter;
+    this.slotWaiter = null;
+    waiter?.();
+  }
+
   private track(message: PulsarMessage): void {
     const work: Promise<void> = processMessage(message, this.context).then(
       (event) => {
@@ -121,7 +148,10 @@ export class TopicConsumer {
       // processMessage handles its own failures; this is a last line of defence for the loop.
       (error: unknown) => this.options.onLoopError?.(asError(error)),
     );
-    const tracked = work.finally(() => this.inFlight.delete(tracked));
+    const tracked = work.finally(() => {
+      this.inFlight.delete(tracked);
+      this.releaseSlotWaiter();
+    });
     this.inFlight.add(tracked);
   }
 

@@ -1,10 +1,11 @@
 import { Logger } from '@nestjs/common';
 import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microservices';
 import { EventEmitter } from 'node:events';
-import { lastValueFrom } from 'rxjs';
+import { isObservable, lastValueFrom } from 'rxjs';
 import { TopicConsumer, type BabelQueueHooks, type ConsumerLogger, type SettledEvent } from '../consumer/index.js';
 import type { Envelope } from '../envelope/index.js';
-import type { PulsarClientLike, PulsarMessage, PulsarProducer } from '../pulsar/client-types.js';
+import type { PulsarClientLike, PulsarConsumerConfig, PulsarMessage, PulsarProducer } from '../pulsar/client-types.js';
+import { canPush, PushFeed } from '../consumer/push-feed.js';
 import { toLibraryClient } from '../pulsar/native/adapter.js';
 import { BabelContext } from './babel.context.js';
 import { ConnectionWatch } from './connection-watch.js';
@@ -111,6 +112,14 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
     super.addHandler(pattern, callback, isEventHandler, extras);
   }
 
+  /**
+   * The handler of a URN. Patterns are stored as given (addHandler normalises a string to itself), so the map
+   * lookup is enough: Nest's default first tries JSON.parse on every pattern, which throws for a URN.
+   */
+  override getHandlerByPattern(pattern: string): MessageHandler | null {
+    return this.messageHandlers.get(pattern) ?? null;
+  }
+
   /** Consumers currently running, with how many messages each is handling (for health checks). */
   describe(): Array<{ topic: string; active: number; overdue: number; connected: boolean }> {
     return this.running.map(({ consumer }) => ({
@@ -159,7 +168,9 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
           : isProducer(deadLetter)
             ? deadLetter
             : await acquire(deadLetter === true ? `${topic}.dlq` : deadLetter.trim());
-      const pulsarConsumer = await client.subscribe({
+      // A client that pushes (the native listener) saves a receive() round trip per message.
+      const feed = canPush(client) ? new PushFeed() : undefined;
+      const subscription: PulsarConsumerConfig = {
         topic,
         subscription: this.settings.subscription,
         subscriptionType: this.settings.subscriptionType,
@@ -170,10 +181,15 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
         ...(this.options.nackRedeliverTimeoutMs !== undefined && {
           nAckRedeliverTimeoutMs: this.options.nackRedeliverTimeoutMs,
         }),
-      });
+      };
+      const pulsarConsumer =
+        feed && canPush(client)
+          ? await client.subscribePush(subscription, feed.deliver)
+          : await client.subscribe(subscription);
       const consumer = new TopicConsumer({
         topic,
         consumer: pulsarConsumer,
+        ...(feed && { feed }),
         retryProducer,
         deadLetterProducer,
         policy: { maxAttempts: this.settings.maxAttempts },
@@ -202,9 +218,9 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
     if (!handler) throw new Error(`handler for ${urn} disappeared`);
     const context = new BabelContext([envelope, message, topic, urn]);
     try {
-      const result = await handler(envelope.data, context);
+      const result: unknown = await handler(envelope.data, context);
       // Nest reports handler failures (after exception filters) as an Observable that errors.
-      await lastValueFrom(this.transformToObservable(result), { defaultValue: undefined });
+      if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
     } catch (reported) {
       throw failureCause(context, reported);
     }

@@ -140,6 +140,7 @@ describe(`client parity (${testClientKind()})`, () => {
     await waitFor('the delayed message', () => handled.length === 1, 20_000);
     expect(handled[0]!.at - sentAt).toBeGreaterThanOrEqual(1400);
     expect(handled[0]!.delay).toBe('1500');
+    await waitFor('the settlement', () => service!.settled.length === 1);
     expect(service.settled[0]!.messageId).toMatch(/^\(\d+,\d+,-?\d+,-?\d+\)$/);
     await publisher.close();
   });
