@@ -1,0 +1,87 @@
+// The push intake (the native client's listener): flow control by the promise the listener returns, messages
+// pushed before start wait, messages pushed after stop are left for redelivery.
+import { TopicConsumer } from '../../../lib/consumer/index.js';
+import { PushFeed } from '../../../lib/consumer/push-feed.js';
+import { FakeConsumer, FakeProducer } from '../../support/fakes.js';
+import { envelopeOf, FakeMessage, wire } from '../../support/messages.js';
+
+const quiet = { log: () => {}, warn: () => {}, error: () => {} };
+const message = () => {
+  const w = wire(envelopeOf());
+  return new FakeMessage(w.payload, w.properties);
+};
+const tick = (ms = 5) => new Promise((r) => setTimeout(r, ms));
+
+function pushed(concurrency: number, dispatch: () => Promise<void>) {
+  const consumer = new FakeConsumer();
+  const feed = new PushFeed();
+  const intake = new TopicConsumer({
+    topic: 'orders',
+    consumer,
+    retryProducer: new FakeProducer('orders'),
+    deadLetterProducer: new FakeProducer('orders.dlq'),
+    policy: { maxAttempts: 3 },
+    hasHandler: () => true,
+    dispatch,
+    hooks: {},
+    logger: quiet,
+    concurrency,
+    feed,
+  });
+  /** Pushes like the native listener thread: one message, then waits for the returned promise. */
+  const pushAll = async (count: number) => {
+    for (let i = 0; i < count; i++) await feed.deliver(message());
+  };
+  return { consumer, feed, intake, pushAll };
+}
+
+describe('TopicConsumer with a PushFeed', () => {
+  it('holds the client back while `concurrency` handlers run, and handles every message', async () => {
+    let active = 0;
+    let peak = 0;
+    const { consumer, intake, pushAll } = pushed(3, async () => {
+      active += 1;
+      peak = Math.max(peak, active);
+      await tick(10);
+      active -= 1;
+    });
+    intake.start();
+    await pushAll(15);
+    while (consumer.acked.length < 15) await tick();
+    await intake.stop(1000);
+    expect(peak).toBe(3);
+    expect(consumer.acked).toHaveLength(15);
+  });
+
+  it('makes a message pushed before start() wait for it', async () => {
+    let handled = 0;
+    const { consumer, feed, intake } = pushed(1, async () => {
+      handled += 1;
+    });
+    const delivered = feed.deliver(message());
+    await tick(20);
+    expect(handled).toBe(0);
+    intake.start();
+    await delivered;
+    while (consumer.acked.length < 1) await tick();
+    expect(handled).toBe(1);
+    await intake.stop(1000);
+  });
+
+  it('releases a client waiting for a slot on stop, and leaves later pushes unacknowledged', async () => {
+    let release: () => void = () => {};
+    const { consumer, feed, intake } = pushed(1, () => new Promise<void>((r) => (release = r)));
+    intake.start();
+    // Takes the only slot: the client is held until a slot frees.
+    const waiting = feed.deliver(message());
+    await tick();
+    const stopped = intake.stop(1000);
+    await waiting; // released by stop, not by a free slot
+    await feed.deliver(message()); // after stop: left unacknowledged
+    release();
+    await stopped;
+    expect(consumer.acked).toHaveLength(1);
+    expect(consumer.nacked).toHaveLength(0);
+    expect(consumer.closed).toBe(true);
+  });
+});
