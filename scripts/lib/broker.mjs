@@ -70,7 +70,7 @@ export function ensureDistribution(settings = brokerSettings()) {
   return home;
 }
 
-async function fetchText(url, timeoutMs = 2000) {
+export async function fetchText(url, timeoutMs = 2000) {
   try {
     const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
     return { status: response.status, body: await response.text() };
@@ -85,7 +85,7 @@ export async function brokerAnswers(webUrl) {
   return clusters?.status === 200;
 }
 
-function portFree(port) {
+export function portFree(port) {
   return new Promise((resolve) => {
     const server = net.createServer();
     server.once('error', () => resolve(false));
@@ -93,7 +93,7 @@ function portFree(port) {
   });
 }
 
-function isAlive(pid) {
+export function isAlive(pid) {
   try {
     process.kill(pid, 0);
     return true;
@@ -103,7 +103,7 @@ function isAlive(pid) {
 }
 
 /** True when `pid` is a live Pulsar standalone JVM (a recorded pid may since belong to another process). */
-function isOurBroker(pid) {
+export function isOurBroker(pid) {
   if (!isAlive(pid)) return false;
   try {
     return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('PulsarStandaloneStarter');
@@ -112,7 +112,7 @@ function isOurBroker(pid) {
   }
 }
 
-function tail(file, lines = 60) {
+export function tail(file, lines = 60) {
   try {
     return fs.readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
   } catch {
@@ -195,33 +195,19 @@ function readState(settings) {
   }
 }
 
-/** Starts a fresh standalone broker and waits until it is ready. Returns its state record. */
-export async function startBroker(settings = brokerSettings()) {
-  const existing = readState(settings);
-  if (existing && !isOurBroker(existing.pid)) {
-    // Left behind by a run that was killed: its process is gone, so only its data remains.
-    fs.rmSync(existing.runDir, { recursive: true, force: true });
-    fs.rmSync(settings.stateFile, { force: true });
-  } else if (existing) {
-    throw new Error(
-      `a broker started by this script is already running (pid ${existing.pid}); run "npm run pulsar:down"`,
-    );
-  }
-  for (const port of [settings.webPort, settings.brokerPort]) {
-    if (!(await portFree(port))) throw new Error(`port ${port} on 127.0.0.1 is in use; stop what holds it first`);
-  }
-  const home = ensureDistribution(settings);
-  const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bq-pulsar-'));
-  const confFile = path.join(runDir, 'standalone.conf');
+/** Writes `<runDir>/standalone.conf`: the shipped conf, the test overrides, then `lines` (the last key wins). */
+export function writeStandaloneConf(home, runDir, lines) {
   const shipped = fs.readFileSync(path.join(home, 'conf', 'standalone.conf'), 'utf8');
   const overrides = fs.readFileSync(overridesFile, 'utf8');
-  const addresses = [
-    `bindAddress=127.0.0.1`,
-    `advertisedAddress=127.0.0.1`,
-    `brokerServicePort=${settings.brokerPort}`,
-    `webServicePort=${settings.webPort}`,
-  ].join('\n');
-  fs.writeFileSync(confFile, `${shipped}\n${overrides}\n${addresses}\n`);
+  fs.writeFileSync(path.join(runDir, 'standalone.conf'), `${shipped}\n${overrides}\n${lines.join('\n')}\n`);
+}
+
+/**
+ * Launches `bin/pulsar standalone` detached, with the conf at `<runDir>/standalone.conf` and all data in `runDir`.
+ * Returns the JVM's pid (bin/pulsar execs java) and the log file.
+ */
+export function spawnStandalone(home, runDir) {
+  const confFile = path.join(runDir, 'standalone.conf');
   const logFile = path.join(runDir, 'pulsar.log');
   const out = fs.openSync(logFile, 'a');
   const child = spawn(
@@ -252,13 +238,40 @@ export async function startBroker(settings = brokerSettings()) {
   );
   fs.closeSync(out);
   child.unref();
-  const state = { pid: child.pid, runDir, logFile, webUrl: settings.webUrl, serviceUrl: settings.serviceUrl };
+  return { pid: child.pid, logFile };
+}
+
+/** Starts a fresh standalone broker and waits until it is ready. Returns its state record. */
+export async function startBroker(settings = brokerSettings()) {
+  const existing = readState(settings);
+  if (existing && !isOurBroker(existing.pid)) {
+    // Left behind by a run that was killed: its process is gone, so only its data remains.
+    fs.rmSync(existing.runDir, { recursive: true, force: true });
+    fs.rmSync(settings.stateFile, { force: true });
+  } else if (existing) {
+    throw new Error(
+      `a broker started by this script is already running (pid ${existing.pid}); run "npm run pulsar:down"`,
+    );
+  }
+  for (const port of [settings.webPort, settings.brokerPort]) {
+    if (!(await portFree(port))) throw new Error(`port ${port} on 127.0.0.1 is in use; stop what holds it first`);
+  }
+  const home = ensureDistribution(settings);
+  const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bq-pulsar-'));
+  writeStandaloneConf(home, runDir, [
+    `bindAddress=127.0.0.1`,
+    `advertisedAddress=127.0.0.1`,
+    `brokerServicePort=${settings.brokerPort}`,
+    `webServicePort=${settings.webPort}`,
+  ]);
+  const { pid, logFile } = spawnStandalone(home, runDir);
+  const state = { pid, runDir, logFile, webUrl: settings.webUrl, serviceUrl: settings.serviceUrl };
   fs.mkdirSync(path.dirname(settings.stateFile), { recursive: true });
   fs.writeFileSync(settings.stateFile, JSON.stringify(state, null, 2));
-  log(`starting Pulsar ${PULSAR_VERSION} (pid ${child.pid}, data in ${runDir}); this can take a minute`);
+  log(`starting Pulsar ${PULSAR_VERSION} (pid ${pid}, data in ${runDir}); this can take a minute`);
   const started = Date.now();
   try {
-    await waitUntilReady(settings, child.pid, logFile);
+    await waitUntilReady(settings, pid, logFile);
   } catch (error) {
     await stopBroker(settings);
     throw error;
