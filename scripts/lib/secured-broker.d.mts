@@ -17,7 +17,7 @@ export interface SecuredBrokerState {
   pid: number;
   logFile: string;
   owner: string;
-  tokens: Record<'admin' | 'websocket' | 'app' | 'limited' | 'expired' | 'forged', string>;
+  tokens: Record<'admin' | 'websocket' | 'app' | 'limited' | 'expired' | 'forged' | 'rotated', string>;
 }
 
 export const ROLES: { admin: string; websocket: string; app: string; limited: string };
@@ -29,3 +29,4 @@ export function adminRequest(
   body?: unknown,
 ): Promise<{ status: number; body: string }>;
 export function grantNamespace(state: SecuredBrokerState, role: string, actions: string[]): Promise<void>;
+export function stopSecuredBroker(settings?: unknown, owner?: string): Promise<boolean>;

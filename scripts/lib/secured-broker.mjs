@@ -159,6 +159,8 @@ async function makeTokens(home, dir) {
     limited: create(keyFile, ROLES.limited),
     expired: create(keyFile, ROLES.app, ['--expiry-time', '1s']),
     forged: create(otherKeyFile, ROLES.app),
+    // A second valid token of the app role, for rotation.
+    rotated: create(keyFile, ROLES.app, ['--expiry-time', '1d']),
   };
   const files = {};
   for (const [name, pending] of Object.entries(tokens)) {

@@ -190,7 +190,7 @@ export function openWebSocket(
         const summary = summarizeBrokerMessage(brokerMessage);
         fail(
           new PulsarWebSocketError(
-            `Broker rejected ${target.label}: HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ''}` +
+            `Broker rejected ${target.label} at ${target.url}: HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ''}` +
               (summary ? ` - ${summary}` : ''),
             { code: 'HandshakeRejected', topic: target.topic, status, brokerMessage },
           ),
