@@ -1,11 +1,23 @@
 #!/usr/bin/env node
 // npm run pulsar:up / pulsar:down: a local Apache Pulsar standalone broker for development and tests.
+// With --secured (or PULSAR_PROFILE=secured): the token-authenticated, authorizing TLS broker of the security suites.
 import { brokerAnswers, brokerSettings, restartBroker, startBroker, stopBroker } from './lib/broker.mjs';
+import { startSecuredBroker, stopSecuredBroker } from './lib/secured-broker.mjs';
 
 const command = process.argv[2];
+const secured = process.argv.includes('--secured') || process.env.PULSAR_PROFILE === 'secured';
 const settings = brokerSettings();
 try {
-  if (command === 'up') {
+  if (secured && command === 'up') {
+    const state = await startSecuredBroker();
+    console.log(`secured Pulsar is up: ${state.webUrlTls}, ${state.serviceUrlTls}; pid ${state.pid}`);
+    console.log(
+      `CA: ${state.caFile}; token files: ${state.secretsDir}; stop it with: npm run pulsar:down -- --secured`,
+    );
+  } else if (secured && command === 'down') {
+    const stopped = await stopSecuredBroker();
+    console.log(stopped ? 'secured Pulsar stopped and its data and secrets removed' : 'no secured broker is recorded');
+  } else if (command === 'up') {
     if (await brokerAnswers(settings.webUrl)) {
       console.log(`a broker already answers at ${settings.webUrl}; nothing started`);
     } else {
@@ -21,7 +33,7 @@ try {
     const stopped = await stopBroker(settings);
     console.log(stopped ? 'Pulsar stopped and its data removed' : 'no broker started by this script is recorded');
   } else {
-    console.error('usage: node scripts/pulsar.mjs up|restart [--kill]|down');
+    console.error('usage: node scripts/pulsar.mjs up|restart [--kill]|down [--secured]');
     process.exitCode = 2;
   }
 } catch (error) {

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureBroker, stopBroker } from './lib/broker.mjs';
 import { ensureNativeClient } from './lib/native-client.mjs';
+import { stopSecuredBroker } from './lib/secured-broker.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const all = ['unit', 'conformance', 'integration', 'chaos', 'interop'];
@@ -96,6 +97,11 @@ if (needsBroker) {
   process.env.PULSAR_SERVICE_URL = broker.serviceUrl;
 }
 
+// The security suites start the secured broker on first use; it serves every run and is stopped at the end.
+const securedOwner = `run-tests-${process.pid}`;
+process.env.BQ_SECURED_OWNER = securedOwner;
+process.env.BQ_SECURED_DEFER_STOP = '1';
+
 /** The Jest runs: per client, the parallel projects in one run and each serial project in a run of its own. */
 const runs = [];
 const addRuns = (client, selected, ignore) => {
@@ -162,6 +168,7 @@ try {
   }
 } finally {
   if (broker?.started) await stopBroker();
+  await stopSecuredBroker(undefined, securedOwner);
 }
 for (const line of summary) console.log(line);
 console.log(`${passed} passed, ${failed} failed`);

@@ -203,8 +203,11 @@ function resolveSource(options: BabelQueueModuleOptions): ClientSource {
   }
   if (auth !== undefined) {
     const token = isObject(auth) ? auth.token : undefined;
-    if (typeof token !== 'string' || token.trim() === '' || Object.keys(auth).some((key) => key !== 'token')) {
-      throw new BabelQueueOptionsError('options.auth must be { token: "<JWT>" } with a non-blank token');
+    const tokenValid = typeof token === 'function' || (typeof token === 'string' && token.trim() !== '');
+    if (!tokenValid || Object.keys(auth).some((key) => key !== 'token')) {
+      throw new BabelQueueOptionsError(
+        'options.auth must be { token: "<JWT>" } with a non-blank token, or { token: () => string | Promise<string> }',
+      );
     }
   }
   if (clientOptions !== undefined && !isObject(clientOptions)) {

@@ -8,13 +8,16 @@
 import { BabelQueueError } from '../envelope/index.js';
 import type { PulsarClientLike } from './client-types.js';
 import { rememberServiceUrl } from './native/adapter.js';
-import { PulsarWebSocketClient } from './websocket/index.js';
+import { PulsarWebSocketClient, type TokenSupplier } from './websocket/index.js';
 
 export type PulsarClientKind = 'native' | 'websocket';
 
 export interface PulsarAuthOptions {
-  /** A JWT sent to the broker (native: AuthenticationToken; WebSocket: `Authorization: Bearer`). */
-  token: string;
+  /**
+   * A JWT sent to the broker (native: AuthenticationToken; WebSocket: `Authorization: Bearer`), or a function that
+   * returns the current one: both clients call it whenever they (re)connect, so a rotated token needs no restart.
+   */
+  token: string | TokenSupplier;
 }
 
 export interface PulsarClientSettings {
@@ -40,7 +43,7 @@ export interface NativePulsarModule<Auth = unknown> {
     connectionTimeoutMs?: number;
     messageListenerThreads?: number;
   }) => PulsarClientLike;
-  AuthenticationToken: new (params: { token: string }) => Auth;
+  AuthenticationToken: new (params: { token: string | (() => Promise<string>) }) => Auth;
 }
 
 export interface CreateClientDependencies {
@@ -140,13 +143,32 @@ export async function loadNativePulsar(
   return nativeModuleOf(loaded);
 }
 
+const AUTH_SHAPE =
+  'auth must be { token: "<JWT>" } with a non-blank token, or { token: () => string | Promise<string> }';
+
 function checkAuth(auth: unknown): PulsarAuthOptions | undefined {
   if (auth === undefined || auth === null) return undefined;
   const token = (auth as { token?: unknown }).token;
-  if (typeof auth !== 'object' || typeof token !== 'string' || token.trim() === '') {
-    throw new BabelQueueError('auth must be { token: "<JWT>" } with a non-blank token');
-  }
+  if (typeof auth !== 'object') throw new BabelQueueError(AUTH_SHAPE);
+  if (typeof token === 'function') return { token: token as TokenSupplier };
+  if (typeof token !== 'string' || token.trim() === '') throw new BabelQueueError(AUTH_SHAPE);
   return { token };
+}
+
+/**
+ * The supplier as the native client takes it: always a promise, and a clear error (without the value, which may be
+ * a secret) when it returns something that is not a token.
+ */
+function nativeTokenSupplier(supplier: TokenSupplier): () => Promise<string> {
+  return async () => {
+    const token: unknown = await supplier();
+    if (typeof token !== 'string' || token.trim() === '') {
+      throw new BabelQueueError(
+        `the auth.token supplier returned ${typeof token === 'string' ? 'a blank string' : typeof token}, not a token`,
+      );
+    }
+    return token;
+  };
 }
 
 /** Creates the client the service URL's scheme calls for. */
@@ -167,7 +189,11 @@ export async function createPulsarClient(
     ...NATIVE_DEFAULTS,
     ...extra,
     serviceUrl,
-    ...(auth && { authentication: new native.AuthenticationToken({ token: auth.token }) }),
+    ...(auth && {
+      authentication: new native.AuthenticationToken({
+        token: typeof auth.token === 'function' ? nativeTokenSupplier(auth.token) : auth.token,
+      }),
+    }),
   });
   rememberServiceUrl(client, serviceUrl);
   return { client, kind };

@@ -70,7 +70,7 @@ export function ensureDistribution(settings = brokerSettings()) {
   return home;
 }
 
-async function fetchText(url, timeoutMs = 2000) {
+export async function fetchText(url, timeoutMs = 2000) {
   try {
     const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
     return { status: response.status, body: await response.text() };
@@ -85,7 +85,7 @@ export async function brokerAnswers(webUrl) {
   return clusters?.status === 200;
 }
 
-function portFree(port) {
+export function portFree(port) {
   return new Promise((resolve) => {
     const server = net.createServer();
     server.once('error', () => resolve(false));
@@ -93,7 +93,7 @@ function portFree(port) {
   });
 }
 
-function isAlive(pid) {
+export function isAlive(pid) {
   try {
     process.kill(pid, 0);
     return true;
@@ -103,7 +103,7 @@ function isAlive(pid) {
 }
 
 /** True when `pid` is a live Pulsar standalone JVM (a recorded pid may since belong to another process). */
-function isOurBroker(pid) {
+export function isOurBroker(pid) {
   if (!isAlive(pid)) return false;
   try {
     return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('PulsarStandaloneStarter');
@@ -112,7 +112,7 @@ function isOurBroker(pid) {
   }
 }
 
-function tail(file, lines = 60) {
+export function tail(file, lines = 60) {
   try {
     return fs.readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
   } catch {
@@ -195,6 +195,52 @@ function readState(settings) {
   }
 }
 
+/** Writes `<runDir>/standalone.conf`: the shipped conf, the test overrides, then `lines` (the last key wins). */
+export function writeStandaloneConf(home, runDir, lines) {
+  const shipped = fs.readFileSync(path.join(home, 'conf', 'standalone.conf'), 'utf8');
+  const overrides = fs.readFileSync(overridesFile, 'utf8');
+  fs.writeFileSync(path.join(runDir, 'standalone.conf'), `${shipped}\n${overrides}\n${lines.join('\n')}\n`);
+}
+
+/**
+ * Launches `bin/pulsar standalone` detached, with the conf at `<runDir>/standalone.conf` and all data in `runDir`.
+ * Returns the JVM's pid (bin/pulsar execs java) and the log file.
+ */
+export function spawnStandalone(home, runDir, { wipe = true } = {}) {
+  const confFile = path.join(runDir, 'standalone.conf');
+  const logFile = path.join(runDir, 'pulsar.log');
+  const out = fs.openSync(logFile, 'a');
+  const child = spawn(
+    path.join(home, 'bin', 'pulsar'),
+    [
+      'standalone',
+      '--no-functions-worker',
+      '--no-stream-storage',
+      '--advertised-address',
+      '127.0.0.1',
+      ...(wipe ? ['--wipe-data'] : []),
+      '--bookkeeper-dir',
+      path.join(runDir, 'bookkeeper'),
+      '--metadata-dir',
+      path.join(runDir, 'metadata'),
+    ],
+    {
+      detached: true,
+      stdio: ['ignore', out, out],
+      env: {
+        ...process.env,
+        PULSAR_STANDALONE_CONF: confFile,
+        PULSAR_LOG_DIR: path.join(runDir, 'logs'),
+        PULSAR_MEM: process.env.PULSAR_MEM ?? '-Xms256m -Xmx768m -XX:MaxDirectMemorySize=512m',
+        PULSAR_GC: process.env.PULSAR_GC ?? '-XX:+UseG1GC -XX:ParallelGCThreads=2 -XX:ConcGCThreads=1',
+      },
+    },
+  );
+  fs.closeSync(out);
+  child.unref();
+  return { pid: child.pid, logFile };
+}
+
 /**
  * Starts a fresh standalone broker and waits until it is ready. Returns its state record. With
  * `{ reuse: state }` it starts again on the data of a stopped broker (see restartBroker).
@@ -215,53 +261,20 @@ export async function startBroker(settings = brokerSettings(), { reuse } = {}) {
   }
   const home = ensureDistribution(settings);
   const runDir = reuse?.runDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'bq-pulsar-'));
-  const confFile = path.join(runDir, 'standalone.conf');
-  const shipped = fs.readFileSync(path.join(home, 'conf', 'standalone.conf'), 'utf8');
-  const overrides = fs.readFileSync(overridesFile, 'utf8');
-  const addresses = [
+  writeStandaloneConf(home, runDir, [
     `bindAddress=127.0.0.1`,
     `advertisedAddress=127.0.0.1`,
     `brokerServicePort=${settings.brokerPort}`,
     `webServicePort=${settings.webPort}`,
-  ].join('\n');
-  fs.writeFileSync(confFile, `${shipped}\n${overrides}\n${addresses}\n`);
-  const logFile = path.join(runDir, 'pulsar.log');
-  const out = fs.openSync(logFile, 'a');
-  const child = spawn(
-    path.join(home, 'bin', 'pulsar'),
-    [
-      'standalone',
-      '--no-functions-worker',
-      '--no-stream-storage',
-      '--advertised-address',
-      '127.0.0.1',
-      ...(reuse ? [] : ['--wipe-data']),
-      '--bookkeeper-dir',
-      path.join(runDir, 'bookkeeper'),
-      '--metadata-dir',
-      path.join(runDir, 'metadata'),
-    ],
-    {
-      detached: true,
-      stdio: ['ignore', out, out],
-      env: {
-        ...process.env,
-        PULSAR_STANDALONE_CONF: confFile,
-        PULSAR_LOG_DIR: path.join(runDir, 'logs'),
-        PULSAR_MEM: process.env.PULSAR_MEM ?? '-Xms256m -Xmx768m -XX:MaxDirectMemorySize=512m',
-        PULSAR_GC: process.env.PULSAR_GC ?? '-XX:+UseG1GC -XX:ParallelGCThreads=2 -XX:ConcGCThreads=1',
-      },
-    },
-  );
-  fs.closeSync(out);
-  child.unref();
-  const state = { pid: child.pid, runDir, logFile, webUrl: settings.webUrl, serviceUrl: settings.serviceUrl };
+  ]);
+  const { pid, logFile } = spawnStandalone(home, runDir, { wipe: !reuse });
+  const state = { pid, runDir, logFile, webUrl: settings.webUrl, serviceUrl: settings.serviceUrl };
   fs.mkdirSync(path.dirname(settings.stateFile), { recursive: true });
   fs.writeFileSync(settings.stateFile, JSON.stringify(state, null, 2));
-  log(`starting Pulsar ${PULSAR_VERSION} (pid ${child.pid}, data in ${runDir}); this can take a minute`);
+  log(`starting Pulsar ${PULSAR_VERSION} (pid ${pid}, data in ${runDir}); this can take a minute`);
   const started = Date.now();
   try {
-    await waitUntilReady(settings, child.pid, logFile);
+    await waitUntilReady(settings, pid, logFile);
   } catch (error) {
     await stopBroker(settings);
     throw error;

@@ -2,6 +2,9 @@
 import { ensureBroker } from '../../scripts/lib/broker.mjs';
 
 export default async function globalSetup() {
+  // The secured broker (test/integration/security) is started lazily by the first suite that needs it; the one
+  // who owns it stops it: this Jest run, or scripts/run-tests.mjs when it set the owner for all its runs.
+  process.env.BQ_SECURED_OWNER ??= `jest-${process.pid}`;
   if (globalThis.__bqBroker) return;
   const broker = await ensureBroker();
   globalThis.__bqBroker = broker;

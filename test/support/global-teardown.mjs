@@ -1,7 +1,9 @@
 // Stops the broker only when global setup started it.
 import { stopBroker } from '../../scripts/lib/broker.mjs';
+import { stopSecuredBroker } from '../../scripts/lib/secured-broker.mjs';
 
 export default async function globalTeardown() {
+  if (process.env.BQ_SECURED_DEFER_STOP !== '1') await stopSecuredBroker(undefined, process.env.BQ_SECURED_OWNER);
   const broker = globalThis.__bqBroker;
   if (!broker?.started) return;
   broker.started = false;

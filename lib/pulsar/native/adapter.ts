@@ -83,7 +83,12 @@ const reasonOf = (error: unknown): string => {
 /** The native client's error text, with what a user needs to act on it. */
 function describeFailure(reason: string): string {
   if (/TimeOut/i.test(reason))
-    return `${reason} (no answer in time: is the broker running and reachable at that address?)`;
+    // libpulsar retries a connection the broker refused for authentication until the operation times out, so a
+    // missing, wrong or expired token surfaces here as a timeout, never as its own error.
+    return (
+      `${reason} (no answer in time: is the broker running and reachable at that address? ` +
+      'With token authentication, a missing, wrong or expired token also ends this way: check the token)'
+    );
   if (/TopicNotFound|NotFound|does not exist/i.test(reason))
     return `${reason} (does the tenant/namespace exist, and may topics be created there?)`;
   if (/Authentication|Unauthorized|AuthorizationError|NotAllowed/i.test(reason))

@@ -116,6 +116,7 @@ export class PulsarWebSocketConsumer implements PulsarConsumer {
       {
         url: `${options.wsBase}/ws/v2/consumer/${topic.path}/${encodeURIComponent(config.subscription)}?${query}`,
         headers: options.headers,
+        ...(options.ca !== undefined && { ca: options.ca }),
         timeoutMs: options.operationTimeoutMs,
         topic: topic.full,
         label: this.label,

@@ -9,7 +9,10 @@ import { describeCause, PulsarWebSocketError } from './errors.js';
 
 export interface HandshakeTarget {
   url: string;
-  headers: Record<string, string>;
+  /** Resolved before each handshake (a token supplier may rotate the token). */
+  headers: () => Promise<Record<string, string>>;
+  /** Trusted CA certificate(s) for wss://. */
+  ca?: string | Buffer | Array<string | Buffer>;
   timeoutMs: number;
   topic: string;
   /** Human label for messages, e.g. `producer for topic persistent://public/default/x`. */
@@ -131,11 +134,16 @@ function readBody(res: IncomingMessage): Promise<string> {
 }
 
 /** Start opening a socket. `onOpen` runs synchronously in the 'open' event, before any message can arrive. */
-export function openWebSocket(target: HandshakeTarget, onOpen: (ws: WebSocket) => void): PendingWebSocket {
+export function openWebSocket(
+  target: HandshakeTarget,
+  headers: Record<string, string>,
+  onOpen: (ws: WebSocket) => void,
+): PendingWebSocket {
   const ws = new WebSocket(target.url, {
-    headers: target.headers,
+    headers,
     perMessageDeflate: false,
     followRedirects: false,
+    ...(target.ca !== undefined && { ca: target.ca }),
   });
 
   const done = new Promise<void>((resolve, reject) => {
@@ -182,7 +190,7 @@ export function openWebSocket(target: HandshakeTarget, onOpen: (ws: WebSocket) =
         const summary = summarizeBrokerMessage(brokerMessage);
         fail(
           new PulsarWebSocketError(
-            `Broker rejected ${target.label}: HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ''}` +
+            `Broker rejected ${target.label} at ${target.url}: HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ''}` +
               (summary ? ` - ${summary}` : ''),
             { code: 'HandshakeRejected', topic: target.topic, status, brokerMessage },
           ),

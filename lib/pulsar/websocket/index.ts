@@ -16,7 +16,7 @@
  *   outlives close().
  */
 export { PulsarWebSocketClient } from './client.js';
-export type { PulsarWebSocketClientOptions } from './options.js';
+export type { PulsarWebSocketClientOptions, TokenSupplier } from './options.js';
 export type { ReconnectOptions } from './socket.js';
 export { PulsarWebSocketProducer, type PulsarWebSocketProducerMessage } from './producer.js';
 export { PulsarWebSocketConsumer, type PulsarWebSocketConsumerStats } from './consumer.js';

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { PulsarWebSocketError } from './errors.js';
 import { toWebSocketBase } from './handshake.js';
 import type { ReconnectOptions } from './socket.js';
@@ -5,8 +6,18 @@ import type { ReconnectOptions } from './socket.js';
 export interface PulsarWebSocketClientOptions {
   /** Broker (or WebSocket proxy) web service URL: http://, https://, ws:// or wss://. */
   serviceUrl: string;
-  /** Sent as `Authorization: Bearer <token>` on every handshake. */
-  token?: string;
+  /**
+   * Sent as `Authorization: Bearer <token>` on every handshake. A function is called before each handshake (the
+   * first connect and every reconnect), so a rotated token is picked up without a restart.
+   */
+  token?: string | TokenSupplier;
+  /**
+   * PEM file of the CA(s) that signed the broker's certificate, for https:// and wss:// (the native client's option
+   * of the same name). Without it, or `ca`, Node's default trust store applies.
+   */
+  tlsTrustCertsFilePath?: string;
+  /** The CA certificate(s) themselves (PEM), as Node's `tls` takes them. */
+  ca?: string | Buffer | Array<string | Buffer>;
   /** Handshake timeout and the cap for waits in close()/unsubscribe(), ms. Default 30000. */
   operationTimeoutMs?: number;
   /** Backoff for re-opening a dropped producer/consumer socket. */
@@ -24,10 +35,15 @@ export interface PulsarWebSocketClientOptions {
   maxFrameBytes?: number;
 }
 
+/** Returns the current token; called before each handshake. */
+export type TokenSupplier = () => string | Promise<string>;
+
 /** @internal */
 export interface ResolvedOptions {
   wsBase: string;
-  headers: Record<string, string>;
+  /** The handshake headers, resolved again before each handshake (a token supplier may rotate the token). */
+  headers: () => Promise<Record<string, string>>;
+  ca?: string | Buffer | Array<string | Buffer>;
   operationTimeoutMs: number;
   reconnect: Required<ReconnectOptions>;
   keepAliveIntervalMs: number;
@@ -51,13 +67,8 @@ export function checkMs(name: string, value: unknown, { allowZero = true } = {})
 export function resolveOptions(options: PulsarWebSocketClientOptions): ResolvedOptions {
   if (typeof options !== 'object' || options === null) throw invalid('PulsarWebSocketClient options are required');
   if (typeof options.serviceUrl !== 'string') throw invalid('serviceUrl is required');
-  const headers: Record<string, string> = {};
-  if (options.token !== undefined) {
-    if (typeof options.token !== 'string' || options.token.length === 0 || /[\r\n]/.test(options.token)) {
-      throw invalid('token must be a non-empty single-line string');
-    }
-    headers.Authorization = `Bearer ${options.token}`;
-  }
+  const headers = authorizationHeaders(options.token);
+  const ca = trustedCas(options);
   const initialDelayMs =
     checkMs('reconnect.initialDelayMs', options.reconnect?.initialDelayMs, { allowZero: false }) ?? 100;
   // A low cap: a returning broker is found within a few seconds; the ±20% jitter spreads the clients out.
@@ -67,9 +78,57 @@ export function resolveOptions(options: PulsarWebSocketClientOptions): ResolvedO
   return {
     wsBase: toWebSocketBase(options.serviceUrl),
     headers,
+    ...(ca !== undefined && { ca }),
     operationTimeoutMs: checkMs('operationTimeoutMs', options.operationTimeoutMs, { allowZero: false }) ?? 30000,
     reconnect: { initialDelayMs, maxDelayMs: Math.max(maxDelayMs, initialDelayMs) },
     keepAliveIntervalMs: checkMs('keepAliveIntervalMs', options.keepAliveIntervalMs) ?? 5000,
     maxFrameBytes,
   };
+}
+
+function checkToken(token: unknown): string {
+  if (typeof token !== 'string' || token.length === 0 || /[\r\n]/.test(token)) {
+    // Never echo the value: it may be a secret with a typo.
+    throw invalid('token must be a non-empty single-line string');
+  }
+  return token;
+}
+
+function authorizationHeaders(token: PulsarWebSocketClientOptions['token']): () => Promise<Record<string, string>> {
+  if (token === undefined) return async () => ({});
+  if (typeof token === 'function') {
+    return async () => {
+      let current: unknown;
+      try {
+        current = await token();
+      } catch (error) {
+        throw new PulsarWebSocketError(
+          `the token supplier failed: ${error instanceof Error ? error.message : String(error)}`,
+          {
+            code: 'InvalidArgument',
+            cause: error,
+          },
+        );
+      }
+      return { Authorization: `Bearer ${checkToken(current)}` };
+    };
+  }
+  const fixed = { Authorization: `Bearer ${checkToken(token)}` };
+  return async () => fixed;
+}
+
+function trustedCas(options: PulsarWebSocketClientOptions): ResolvedOptions['ca'] {
+  if (options.ca !== undefined) return options.ca;
+  if (options.tlsTrustCertsFilePath === undefined) return undefined;
+  if (typeof options.tlsTrustCertsFilePath !== 'string' || options.tlsTrustCertsFilePath === '') {
+    throw invalid('tlsTrustCertsFilePath must be the path of a PEM file');
+  }
+  try {
+    return fs.readFileSync(options.tlsTrustCertsFilePath);
+  } catch (error) {
+    throw new PulsarWebSocketError(
+      `cannot read tlsTrustCertsFilePath ${options.tlsTrustCertsFilePath}: ${error instanceof Error ? error.message : String(error)}`,
+      { code: 'InvalidArgument', cause: error },
+    );
+  }
 }

@@ -135,6 +135,7 @@ export class PulsarWebSocketProducer implements PulsarProducer {
       {
         url: `${options.wsBase}/ws/v2/producer/${topic.path}${qs ? `?${qs}` : ''}`,
         headers: options.headers,
+        ...(options.ca !== undefined && { ca: options.ca }),
         timeoutMs: options.operationTimeoutMs,
         topic: topic.full,
         label: `producer for topic ${topic.full}`,

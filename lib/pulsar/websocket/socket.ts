@@ -128,7 +128,9 @@ export class Connection {
   }
 
   private async attempt(): Promise<void> {
-    const { ws, done } = openWebSocket(this.options, (opened) => this.attach(opened));
+    const headers = await this.options.headers();
+    if (this.closed) throw new PulsarWebSocketError(`${this.options.label} was closed`, { code: 'AlreadyClosed' });
+    const { ws, done } = openWebSocket(this.options, headers, (opened) => this.attach(opened));
     this.pending = ws;
     try {
       await done;
