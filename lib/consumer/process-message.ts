@@ -1,6 +1,6 @@
 import { InvalidEnvelopeError, SchemaVersionRejectedError, UnknownUrnError } from '../envelope/index.js';
 import type { Envelope } from '../envelope/index.js';
-import type { PulsarConsumer, PulsarMessage, PulsarProducer } from '../pulsar/client-types.js';
+import type { PulsarConsumer, PulsarMessage, PulsarProducer, PulsarProducerMessage } from '../pulsar/client-types.js';
 import { messageIdText } from '../pulsar/message-id.js';
 import type { InboundMessage, Outcome, Settlement, SettlementPolicy } from './decision-types.js';
 import { asError, callHookSafely, type BabelQueueHooks, type ConsumerLogger } from './hooks.js';
@@ -138,7 +138,9 @@ async function carryOut(
       else event.reason = settlement.reason;
       try {
         // No delivery delay on the copy: a retry is due at once (Decision D3).
-        await producer!.send({ data: copy.data, properties: copy.properties });
+        // The keys travel with the copy, so it lands on its original's partition and Key_Shared hands it
+        // to the consumer that owns the key.
+        await producer!.send({ data: copy.data, properties: copy.properties, ...keysOf(message) });
       } catch (error) {
         // Decision D7: never acknowledge what was not replaced; the broker redelivers it.
         event.written = false;
@@ -160,6 +162,13 @@ async function carryOut(
       return acknowledge(message, ctx, event);
     }
   }
+}
+
+/** The routing keys of a delivery, for its retry copy or dead-letter record (empty keys are left out). */
+function keysOf(message: PulsarMessage): Pick<PulsarProducerMessage, 'partitionKey' | 'orderingKey'> {
+  const partitionKey = message.getPartitionKey();
+  const orderingKey = message.getOrderingKey?.() ?? '';
+  return { ...(partitionKey && { partitionKey }), ...(orderingKey && { orderingKey }) };
 }
 
 async function acknowledge(message: PulsarMessage, ctx: ProcessorContext, event: SettledEvent): Promise<void> {
