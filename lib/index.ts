@@ -1,6 +1,7 @@
 // Public API of @babelqueue/nestjs-pulsar.
 export * from './envelope/index.js';
 export * from './pulsar/binding.js';
+export * from './pulsar/partition.js';
 export type * from './pulsar/client-types.js';
 export * from './pulsar/websocket/index.js';
 export * from './consumer/index.js';

@@ -5,10 +5,12 @@
 //   npm run demo                       # the native pulsar-client (built once if needed), else the WebSocket client
 //   npm run demo -- --client websocket # the built-in WebSocket client
 //   npm run demo -- --client native    # the native client, or fail
+//   npm run demo -- --instances 3      # 3 app instances on a partitioned topic, one killed mid-stream
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { brokerAnswers, brokerSettings, startBroker, stopBroker } from './lib/broker.mjs';
+import { runInstancesDemo } from './lib/demo-instances.mjs';
 import { ensureNativeClient, NATIVE_INPUTS } from './lib/native-client.mjs';
 import { buildSampleApp, freePort, root, startSampleApp } from './lib/sample-app.mjs';
 
@@ -182,7 +184,7 @@ function chooseClient(asked) {
 }
 
 async function main() {
-  const { values } = parseArgs({ options: { client: { type: 'string' } } });
+  const { values } = parseArgs({ options: { client: { type: 'string' }, instances: { type: 'string' } } });
   const clientKind = chooseClient(values.client);
   const settings = brokerSettings();
   let startedBroker = false;
@@ -195,6 +197,14 @@ async function main() {
     webUrl = settings.webUrl;
   } else {
     say(`using the broker at ${webUrl}`);
+  }
+  if (values.instances !== undefined) {
+    const serviceUrl = clientKind === 'native' ? (process.env.PULSAR_SERVICE_URL ?? settings.serviceUrl) : webUrl;
+    try {
+      return await runInstancesDemo({ count: Number(values.instances), webUrl, serviceUrl, say });
+    } finally {
+      if (startedBroker) await stopBroker(settings);
+    }
   }
   let app = null;
   let client = null;

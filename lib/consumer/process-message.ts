@@ -1,6 +1,6 @@
 import { InvalidEnvelopeError, SchemaVersionRejectedError, UnknownUrnError } from '../envelope/index.js';
 import type { Envelope } from '../envelope/index.js';
-import type { PulsarConsumer, PulsarMessage, PulsarProducer } from '../pulsar/client-types.js';
+import type { PulsarConsumer, PulsarMessage, PulsarProducer, PulsarProducerMessage } from '../pulsar/client-types.js';
 import { messageIdText } from '../pulsar/message-id.js';
 import type { InboundMessage, OutboundCopy, Outcome, Settlement, SettlementPolicy } from './decision-types.js';
 import { asError, callHookSafely, type BabelQueueHooks, type ConsumerLogger } from './hooks.js';
@@ -155,8 +155,10 @@ async function carryOut(
       else event.reason = settlement.reason;
       let written: OutboundCopy;
       try {
+        // The keys travel with the copy, so it lands on its original's partition and Key_Shared hands it to
+        // the consumer that owns the key.
         written = isRetry
-          ? await send(producer, settlement.copy)
+          ? await send(producer, settlement.copy, keysOf(message))
           : await writeDeadLetter(producer, settlement, message, ctx, event);
       } catch (error) {
         // Decision D7: never acknowledge what was not replaced; the broker redelivers it.
@@ -181,9 +183,13 @@ async function carryOut(
   }
 }
 
-async function send(producer: PulsarProducer, copy: OutboundCopy): Promise<OutboundCopy> {
+async function send(
+  producer: PulsarProducer,
+  copy: OutboundCopy,
+  keys: Pick<PulsarProducerMessage, 'partitionKey' | 'orderingKey'>,
+): Promise<OutboundCopy> {
   // No delivery delay on the copy: a retry is due at once (Decision D3).
-  await producer.send({ data: copy.data, properties: copy.properties });
+  await producer.send({ data: copy.data, properties: copy.properties, ...keys });
   return copy;
 }
 
@@ -199,8 +205,9 @@ async function writeDeadLetter(
   ctx: ProcessorContext,
   event: SettledEvent,
 ): Promise<OutboundCopy> {
+  const keys = keysOf(message);
   try {
-    return await send(producer, settlement.record);
+    return await send(producer, settlement.record, keys);
   } catch (error) {
     if (!isTooBig(error)) throw error;
   }
@@ -208,10 +215,10 @@ async function writeDeadLetter(
   const slim = bodyOmittedRecord(settlement.reason, settlement.record, original);
   let written: OutboundCopy;
   try {
-    written = await send(producer, slim);
+    written = await send(producer, slim, keys);
   } catch (error) {
     if (!isTooBig(error)) throw error;
-    written = await send(producer, bareRecord(slim));
+    written = await send(producer, bareRecord(slim), keys);
   }
   event.bodyOmitted = true;
   ctx.logger.warn(
@@ -220,6 +227,13 @@ async function writeDeadLetter(
       'from the topic by that message id while retention keeps it',
   );
   return written;
+}
+
+/** The routing keys of a delivery, for its retry copy or dead-letter record (empty keys are left out). */
+function keysOf(message: PulsarMessage): Pick<PulsarProducerMessage, 'partitionKey' | 'orderingKey'> {
+  const partitionKey = message.getPartitionKey();
+  const orderingKey = message.getOrderingKey?.() ?? '';
+  return { ...(partitionKey && { partitionKey }), ...(orderingKey && { orderingKey }) };
 }
 
 async function acknowledge(message: PulsarMessage, ctx: ProcessorContext, event: SettledEvent): Promise<void> {

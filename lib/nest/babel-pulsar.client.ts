@@ -47,8 +47,13 @@ export interface PublishOptions {
   id?: string;
   /** Delivery delay in ms: native delivery at now + delay and `bq-delay`. 0 or absent: no delay. */
   delay?: number;
-  /** Partition key (ordering on Key_Shared subscriptions and partitioned topics). */
+  /**
+   * Partition key: on a partitioned topic it picks the partition (the same one whichever client publishes),
+   * on Key_Shared the consumer; messages of one key keep their order. Retry copies and dead-letter records keep it.
+   */
   key?: string;
+  /** Key_Shared routes on this instead of `key` (which still picks the partition). Native client only. */
+  orderingKey?: string;
   /** Extra Pulsar properties (e.g. `traceparent`). Blank keys or values are dropped; the `bq-*` properties win. */
   headers?: Record<string, string | undefined>;
 }
@@ -280,8 +285,10 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
       throw new BabelQueueError(`options.id must be a non-blank string, got ${describe(options.id)}`);
     }
     const delay = checkDelay(options.delay);
-    if (options.key !== undefined && typeof options.key !== 'string') {
-      throw new BabelQueueError(`options.key must be a string, got ${describe(options.key)}`);
+    for (const name of ['key', 'orderingKey'] as const) {
+      if (options[name] !== undefined && typeof options[name] !== 'string') {
+        throw new BabelQueueError(`options.${name} must be a string, got ${describe(options[name])}`);
+      }
     }
     const headers = checkHeaders(options.headers);
 
@@ -309,6 +316,7 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
       message.deliverAt = Date.now() + delay;
     }
     if (options.key) message.partitionKey = options.key;
+    if (options.orderingKey) message.orderingKey = options.orderingKey;
     return { topic, message, id: envelope.meta.id };
   }
 

@@ -1,6 +1,7 @@
 import { BaseRpcContext } from '@nestjs/microservices';
 import type { Envelope } from '../envelope/index.js';
 import type { PulsarMessage } from '../pulsar/client-types.js';
+import { partitionOf } from '../pulsar/partition.js';
 
 type BabelContextArgs = [envelope: Envelope, message: PulsarMessage, topic: string, urn: string];
 
@@ -35,8 +36,21 @@ export class BabelContext extends BaseRpcContext<BabelContextArgs> {
     return this.args[0].attempts;
   }
 
-  /** The topic the message was consumed from, as configured. */
+  /**
+   * The topic the message was consumed from, as configured: on a partitioned topic the logical name (`orders`),
+   * never one partition. `getPartition()` tells which partition the message came from.
+   */
   getTopic(): string {
     return this.args[2];
+  }
+
+  /** The partition the message came from, -1 on a non-partitioned topic (the same on both clients). */
+  getPartition(): number {
+    return partitionOf(this.args[1].getTopicName());
+  }
+
+  /** The message's partition key ('' when it has none): what Key_Shared and partition routing use. */
+  getPartitionKey(): string {
+    return this.args[1].getPartitionKey();
   }
 }

@@ -20,6 +20,11 @@ export interface PulsarMessage {
   getTopicName(): string;
   getPublishTimestamp(): number;
   getPartitionKey(): string;
+  /**
+   * The ordering key (Key_Shared routes on it before the partition key). The native client only: the
+   * WebSocket API neither sends nor delivers one.
+   */
+  getOrderingKey?(): string;
 }
 
 export interface PulsarProducerMessage {
@@ -30,6 +35,8 @@ export interface PulsarProducerMessage {
   /** Relative delivery delay, ms. */
   deliverAfter?: number;
   partitionKey?: string;
+  /** Key_Shared routes on this key instead of the partition key. The native client only (see getOrderingKey). */
+  orderingKey?: string;
 }
 
 export interface PulsarProducer {

@@ -28,6 +28,7 @@ interface NativeMessage {
   getTopicName(): string;
   getPublishTimestamp(): number;
   getPartitionKey(): string;
+  getOrderingKey?(): string;
 }
 
 interface NativeConsumer {
@@ -44,8 +45,28 @@ type NativeConsumerConfig = PulsarConsumerConfig & {
   listener?: (message: NativeMessage, consumer: unknown) => Promise<void>;
 };
 
+/** The native producer settings the adapter fixes, on top of the library's own (index.d.ts of pulsar-client). */
+interface NativeProducerConfig extends PulsarProducerConfig {
+  hashingScheme?: 'Murmur3_32Hash' | 'BoostHash' | 'JavaStringHash';
+  messageRoutingMode?: 'UseSinglePartition' | 'RoundRobinDistribution' | 'CustomPartition';
+  batchingType?: 'DefaultBatching' | 'KeyBasedBatching';
+}
+
+/**
+ * How the library's producers route on partitioned topics, the same as the WebSocket API's (the broker's Java
+ * producer) and the Java and Go SDKs': a key goes to partition JavaStringHash(key) % partitions whoever
+ * publishes it, so a retry copy lands on its original's partition; messages without a key are spread round
+ * robin (the native default would pin them to one partition). Batches hold one key each, which Key_Shared
+ * needs to hand every message to the consumer owning its key.
+ */
+const PRODUCER_DEFAULTS: Omit<NativeProducerConfig, 'topic'> = {
+  hashingScheme: 'JavaStringHash',
+  messageRoutingMode: 'RoundRobinDistribution',
+  batchingType: 'KeyBasedBatching',
+};
+
 interface NativeClient {
-  createProducer(config: PulsarProducerConfig): Promise<PulsarProducer>;
+  createProducer(config: NativeProducerConfig): Promise<PulsarProducer>;
   subscribe(config: NativeConsumerConfig): Promise<NativeConsumer>;
   close(): Promise<unknown>;
 }
@@ -107,7 +128,10 @@ export class NativeClientAdapter implements PulsarClientLike {
 
   async createProducer(config: PulsarProducerConfig): Promise<PulsarProducer> {
     try {
-      return new NativeProducerAdapter(await this.native.createProducer(config), this.where);
+      return new NativeProducerAdapter(
+        await this.native.createProducer({ ...PRODUCER_DEFAULTS, ...config }),
+        this.where,
+      );
     } catch (error) {
       throw new BabelQueueError(
         `cannot create a producer for topic ${JSON.stringify(config.topic)}${this.where}: ${describeFailure(reasonOf(error))}`,
@@ -231,6 +255,10 @@ export class NativeMessageAdapter implements PulsarMessage {
 
   getPartitionKey(): string {
     return this.native.getPartitionKey();
+  }
+
+  getOrderingKey(): string {
+    return this.native.getOrderingKey?.() ?? '';
   }
 }
 

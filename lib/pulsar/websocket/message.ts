@@ -1,4 +1,5 @@
 import type { PulsarMessage } from '../client-types.js';
+import { partitionTopicName } from '../partition.js';
 import { isWireMessageId, PulsarWebSocketMessageId } from './message-id.js';
 
 /** A message frame as the broker pushes it to a WebSocket consumer (ConsumerMessage, JSON NON_NULL). */
@@ -57,8 +58,12 @@ export class PulsarWebSocketMessage implements PulsarMessage {
     return this.id;
   }
 
+  /**
+   * The topic the message was stored on. On a partitioned topic that is one partition (`…/orders-partition-2`),
+   * as the native client reports it: the WebSocket frame names no topic, but the message id carries the partition.
+   */
   getTopicName(): string {
-    return this.topic;
+    return partitionTopicName(this.topic, this.id.partition);
   }
 
   getPublishTimestamp(): number {

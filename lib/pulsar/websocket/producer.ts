@@ -77,6 +77,13 @@ export function buildProducerFrame(
     if (typeof message.partitionKey !== 'string') throw invalidMessage(topic, '`partitionKey` must be a string');
     if (message.partitionKey !== '') frame.key = message.partitionKey;
   }
+  if (message.orderingKey !== undefined && message.orderingKey !== null && message.orderingKey !== '') {
+    // Sending the message without it would silently change how Key_Shared routes it.
+    throw invalidMessage(
+      topic,
+      'the WebSocket API cannot carry an ordering key; use partitionKey (Key_Shared routes on it too) or the native client',
+    );
+  }
   const deliverAt = checkTime(topic, 'deliverAt', message.deliverAt);
   if (deliverAt) frame.deliverAt = deliverAt;
   const deliverAfter = checkTime(topic, 'deliverAfter', message.deliverAfter);

@@ -1,0 +1,35 @@
+import type { ScaleDelivery, ScaleRecord, ScaleTick } from '../../test/support/scale/records.js';
+
+export interface ScaleInstance {
+  name: string;
+  records: ScaleRecord[];
+  errors: string[];
+  pid: number;
+  deliveries(): ScaleDelivery[];
+  kill(): Promise<number | string>;
+  stop(): Promise<number | string>;
+}
+export interface ScaleSummary {
+  published: number;
+  handledPerInstance: Record<string, number>;
+  partitionsPerInstance: Record<string, number[]>;
+  lost: number;
+  duplicates: number;
+  orderViolations: number;
+  retried: number;
+  retriesOnSameInstance: number;
+  retriesBehindLaterSeqs: number;
+  topics: string[];
+  queues: string[];
+}
+export declare function createPartitionedTopic(webUrl: string, topic: string, partitions: number): Promise<void>;
+export declare function deletePartitionedTopic(webUrl: string, topic: string): Promise<void>;
+export declare function startInstance(
+  name: string,
+  env: Record<string, string>,
+  timeoutMs?: number,
+): Promise<ScaleInstance>;
+export declare function startInstances(count: number, env: Record<string, string>): Promise<ScaleInstance[]>;
+export declare function ticks(keys: number, perKey: number): ScaleTick[];
+export declare function analyse(instances: ScaleInstance[], published: ScaleTick[]): ScaleSummary;
+export declare function describeRun(label: string, summary: ScaleSummary): string;
