@@ -10,7 +10,8 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ensureBroker, stopBroker } from './lib/broker.mjs';
+import { brokerAnswers, brokerSettings, ensureBroker, stopBroker } from './lib/broker.mjs';
+import { chaosEnv } from '../test/chaos/support/global-setup.mjs';
 import { ensureNativeClient } from './lib/native-client.mjs';
 import { stopSecuredBroker } from './lib/secured-broker.mjs';
 
@@ -125,6 +126,11 @@ if (runNative)
     webSocketOnly,
   );
 
+// The chaos suites start a broker of their own; one started for the first client's run serves the second.
+const chaosRuns = runs.filter((run) => run.projects.includes('chaos')).length;
+const chaosOwned = chaosRuns > 1 && !(await brokerAnswers(brokerSettings(chaosEnv()).webUrl));
+if (chaosOwned) process.env.BQ_CHAOS_KEEP = '1';
+
 let jestFailed = false;
 const summary = [];
 try {
@@ -159,7 +165,7 @@ try {
       passed += results.numPassedTests;
       failed += runFailed;
       summary.push(
-        `[${run.client}] ${results.numPassedTests} passed, ${runFailed} failed, ${results.numPendingTests} skipped`,
+        `[${run.client}] ${run.projects.join(', ')}: ${results.numPassedTests} passed, ${runFailed} failed, ${results.numPendingTests} skipped`,
       );
     } else {
       failed += 1;
@@ -167,6 +173,7 @@ try {
     }
   }
 } finally {
+  if (chaosOwned) await stopBroker(brokerSettings(chaosEnv()));
   if (broker?.started) await stopBroker();
   await stopSecuredBroker(undefined, securedOwner);
 }
