@@ -12,6 +12,15 @@ import { ConnectionWatch } from './connection-watch.js';
 import type { BabelHandlerExtras } from './babel-handler.decorator.js';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
 import { failureCause } from './failure-capture.js';
+import { messageIdText } from '../pulsar/message-id.js';
+import { normalizeTopic } from '../pulsar/websocket/index.js';
+import {
+  DeferredProducer,
+  isNotAuthorized,
+  ProducerNotAuthorizedError,
+  type ProducerPurpose,
+  type RefusedProducerState,
+} from './refused-producer.js';
 import {
   isProducer,
   resolveServerOptions,
@@ -33,9 +42,23 @@ export type BabelServerEvents = {
 interface TopicResources {
   consumer: TopicConsumer;
   owned: PulsarProducer[];
+  /** Retry / dead-letter producers the broker refused for lack of permission (retried on each write). */
+  deferred: DeferredProducer[];
 }
 
 const STATUS_POLL_MS = 1000;
+/** A refused producer is asked for again at most this often (on the next write after it). */
+const REFUSED_PRODUCER_RETRY_MS = 2000;
+/** Message ids whose refused write was already logged at error level (older ones are forgotten first). */
+const REPORTED_REFUSALS_KEPT = 10_000;
+
+const fullTopic = (topic: string): string => {
+  try {
+    return normalizeTopic(topic);
+  } catch {
+    return topic;
+  }
+};
 
 /**
  * A NestJS CustomTransportStrategy that consumes Pulsar topics and routes each message to the
@@ -58,6 +81,8 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
   private lastStatus: BabelServerStatus | null = null;
   private readonly connections = new ConnectionWatch();
   private closing: Promise<void> | null = null;
+  /** `topic message-id` of every write refused for lack of permission that was already logged at error level. */
+  private readonly reportedRefusals = new Set<string>();
 
   constructor(private readonly options: BabelPulsarServerOptions) {
     super();
@@ -120,13 +145,23 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
     return this.messageHandlers.get(pattern) ?? null;
   }
 
-  /** Consumers currently running, with how many messages each is handling (for health checks). */
-  describe(): Array<{ topic: string; active: number; overdue: number; connected: boolean }> {
-    return this.running.map(({ consumer }) => ({
+  /**
+   * Consumers currently running, with how many messages each is handling (for health checks). `refused`: the
+   * retry or dead-letter producers of the topic that the broker refuses for lack of permission, while it lasts.
+   */
+  describe(): Array<{
+    topic: string;
+    active: number;
+    overdue: number;
+    connected: boolean;
+    refused: RefusedProducerState[];
+  }> {
+    return this.running.map(({ consumer, deferred }) => ({
       topic: consumer.topic,
       active: consumer.activeCount,
       overdue: consumer.overdueCount,
       connected: consumer.isConnected(),
+      refused: deferred.map((producer) => producer.state()).filter((state) => state.refused !== null),
     }));
   }
 
@@ -151,23 +186,47 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
 
   private async startTopic(topic: string): Promise<TopicResources> {
     const owned: PulsarProducer[] = [];
+    const deferred: DeferredProducer[] = [];
     const { client } = this;
-    const acquire = async (target: string): Promise<PulsarProducer> => {
-      if (this.options.producers) return this.options.producers.producerFor(target);
-      const producer = await client.createProducer({ topic: target });
-      owned.push(producer);
-      return producer;
+    const pool = this.options.producers;
+    const create = (target: string): Promise<PulsarProducer> =>
+      pool ? pool.producerFor(target) : client.createProducer({ topic: target });
+    const acquire = async (target: string, purpose: ProducerPurpose): Promise<PulsarProducer> => {
+      try {
+        const producer = await create(target);
+        if (!pool) owned.push(producer);
+        return producer;
+      } catch (error) {
+        // A role that may consume the topic but not produce where the server writes: start, report unhealthy,
+        // and keep every message that needs that write on the broker until the permission is granted.
+        if (!isNotAuthorized(error)) throw error;
+        const refusal = new ProducerNotAuthorizedError(fullTopic(target), purpose, error);
+        this.consumerLogger().error(
+          `${refusal.message}. Consuming ${topic} anyway: messages that need ${purpose} are negatively ` +
+            'acknowledged and stay on the broker (never acknowledged without their replacement); health reports ' +
+            'the refused producer until the permission is granted',
+        );
+        const producer = new DeferredProducer(fullTopic(target), purpose, () => create(target), refusal, {
+          retryEveryMs: REFUSED_PRODUCER_RETRY_MS,
+          owns: !pool,
+          onCreated: (created) =>
+            this.consumerLogger().log(`producer for ${created} created: ${purpose} of ${topic} are written again`),
+        });
+        owned.push(producer);
+        deferred.push(producer);
+        return producer;
+      }
     };
     try {
       const retry = this.options.retry ?? 'republish';
-      const retryProducer = retry === 'nack' ? null : isProducer(retry) ? retry : await acquire(topic);
+      const retryProducer = retry === 'nack' ? null : isProducer(retry) ? retry : await acquire(topic, 'retry copies');
       const deadLetter = this.options.deadLetter ?? true;
       const deadLetterProducer =
         deadLetter === false
           ? null
           : isProducer(deadLetter)
             ? deadLetter
-            : await acquire(deadLetter === true ? `${topic}.dlq` : deadLetter.trim());
+            : await acquire(deadLetter === true ? `${topic}.dlq` : deadLetter.trim(), 'dead-letter records');
       // A client that pushes (the native listener) saves a receive() round trip per message.
       const feed = canPush(client) ? new PushFeed() : undefined;
       const subscription: PulsarConsumerConfig = {
@@ -206,7 +265,7 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
           this.events.emit('error', error);
         },
       });
-      return { consumer, owned };
+      return { consumer, owned, deferred };
     } catch (error) {
       await Promise.allSettled(owned.map((producer) => producer.close()));
       throw error;
@@ -230,13 +289,35 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
     const { onError, onUnknownUrn, onRoutingMismatch, onDeadLetter } = this.options;
     return {
       onError: (error, envelope, message) => {
-        this.logger.error(`${error.name}: ${error.message}`);
+        if (error.cause instanceof ProducerNotAuthorizedError) this.reportRefusedWrite(error, error.cause, message);
+        else this.logger.error(`${error.name}: ${error.message}`);
         return onError?.(error, envelope, message);
       },
       ...(onUnknownUrn && { onUnknownUrn }),
       ...(onRoutingMismatch && { onRoutingMismatch }),
       ...(onDeadLetter && { onDeadLetter }),
     };
+  }
+
+  /**
+   * A write refused for lack of permission repeats on every redelivery of its message until the permission is
+   * granted: the first refusal of each message is logged at error level, the repeats at debug level.
+   */
+  private reportRefusedWrite(error: Error, refusal: ProducerNotAuthorizedError, message: PulsarMessage): void {
+    const key = `${refusal.topic} ${messageIdText(message.getMessageId())}`;
+    const logger = this.consumerLogger();
+    if (this.reportedRefusals.has(key)) {
+      logger.debug?.(`${error.message} (again for this message; it stays on the broker)`);
+      return;
+    }
+    if (this.reportedRefusals.size >= REPORTED_REFUSALS_KEPT) {
+      this.reportedRefusals.delete(this.reportedRefusals.values().next().value!);
+    }
+    this.reportedRefusals.add(key);
+    logger.error(
+      `${error.message}; message ${messageIdText(message.getMessageId())} was negatively acknowledged and stays ` +
+        'on the broker until the write succeeds (repeats for this message are logged at debug level)',
+    );
   }
 
   private consumerLogger(): ConsumerLogger {

@@ -3,6 +3,7 @@ import type { Subscription } from 'rxjs';
 import { BabelPulsarServer, type BabelServerStatus } from './babel-pulsar.server.js';
 import { BabelProducerPool, type PooledProducerState } from './producer-pool.js';
 import { BABEL_QUEUE_CLIENT_HANDLE, type ClientHandle } from './module-tokens.js';
+import type { RefusedProducerState } from './refused-producer.js';
 
 /** What check() reports. */
 export interface BabelQueueHealthDetails {
@@ -21,8 +22,11 @@ export interface BabelQueueHealthDetails {
   consumers: {
     /** The server's status; `not-listening` while the server was never started (then it does not count). */
     status: BabelServerStatus | 'not-listening';
-    /** `overdue`: handlers past their time-out that still run (a stall). */
-    topics: Array<{ topic: string; active: number; overdue: number }>;
+    /**
+     * `overdue`: handlers past their time-out that still run (a stall). `refused`: the topic's retry or
+     * dead-letter producers the broker refuses for lack of permission (their writes wait on the broker).
+     */
+    topics: Array<{ topic: string; active: number; overdue: number; refused: RefusedProducerState[] }>;
   };
   /** Why the check is down, one line per problem (empty when healthy). */
   problems: string[];
@@ -69,8 +73,11 @@ export class BabelQueueHealthIndicator implements OnApplicationShutdown {
     const status = this.serverStatus;
     if (status !== 'not-listening' && status !== 'connected') problems.push(`the consumers are ${status}`);
     const topics = this.server.describe();
-    for (const { topic, overdue } of topics) {
+    for (const { topic, overdue, refused } of topics) {
       if (overdue > 0) problems.push(`${overdue} handler(s) on ${topic} passed their time-out and still run`);
+      for (const producer of refused) {
+        problems.push(`producer of ${producer.purpose} for ${topic} is refused: ${producer.refused}`);
+      }
     }
 
     return {

@@ -31,5 +31,7 @@ export type {
 } from './module-options.js';
 export { BabelQueueHealthIndicator } from './health.indicator.js';
 export type { BabelQueueHealthDetails, BabelQueueHealthResult } from './health.indicator.js';
+export { ProducerNotAuthorizedError } from './refused-producer.js';
+export type { ProducerPurpose, RefusedProducerState } from './refused-producer.js';
 export { clientKindFor, createPulsarClient } from '../pulsar/client-factory.js';
 export type { PulsarAuthOptions, PulsarClientKind, PulsarClientSettings } from '../pulsar/client-factory.js';

@@ -1,0 +1,143 @@
+import { BabelQueueError } from '../envelope/index.js';
+import type { PulsarMessageId, PulsarProducer, PulsarProducerMessage } from '../pulsar/client-types.js';
+
+/** What the server's retry or dead-letter producer writes. */
+export type ProducerPurpose = 'retry copies' | 'dead-letter records';
+
+/**
+ * The broker refused a producer because the client's role may not produce to the topic (authorization, not
+ * authentication: the same token consumes). `topic` is the topic as the server asked for it.
+ */
+export class ProducerNotAuthorizedError extends BabelQueueError {
+  override readonly name = 'ProducerNotAuthorizedError';
+
+  constructor(
+    readonly topic: string,
+    readonly purpose: ProducerPurpose,
+    cause: unknown,
+  ) {
+    super(
+      `not authorized to produce to ${topic} (the client's role lacks the "produce" permission there, needed for ` +
+        `${purpose}; grant it, e.g. pulsar-admin topics grant-permission --role <role> --actions produce ${topic}): ` +
+        reasonOf(cause),
+      { cause },
+    );
+  }
+}
+
+const reasonOf = (error: unknown): string =>
+  error instanceof Error ? error.message : typeof error === 'string' ? error : String(error);
+
+/**
+ * True when a producer creation failed because the role may not produce there: the native client's
+ * AuthorizationError, or the WebSocket service's refused upgrade whose broker text says the role is not
+ * authorized. A wrong or expired token (authentication) is not this: it fails start-up as before.
+ */
+export function isNotAuthorized(error: unknown): boolean {
+  const candidate = error as { code?: unknown; status?: unknown; brokerMessage?: unknown; message?: unknown } | null;
+  if (candidate === null || typeof candidate !== 'object') return false;
+  if (candidate.code === 'HandshakeRejected') {
+    const text = `${String(candidate.brokerMessage ?? '')} ${String(candidate.message ?? '')}`;
+    return (candidate.status === 401 || candidate.status === 403) && /not authori[sz]ed|authorization/i.test(text);
+  }
+  return typeof candidate.message === 'string' && /AuthorizationError|NotAllowed/.test(candidate.message);
+}
+
+/** Health view of a producer the server could not create. */
+export interface RefusedProducerState {
+  topic: string;
+  purpose: ProducerPurpose;
+  /** The refusal, while it lasts; null once the producer was created. */
+  refused: string | null;
+}
+
+/**
+ * Stands in for a retry or dead-letter producer the broker refused at start-up for lack of permission. Every
+ * send first tries to create the real producer again (at most once per `retryEveryMs`); until that works it
+ * rejects with the ProducerNotAuthorizedError, so the message is negatively acknowledged, never acknowledged
+ * without its replacement (Decision D7). Once the permission is granted the next send creates the producer and
+ * writes through it.
+ */
+export class DeferredProducer implements PulsarProducer {
+  private producer: PulsarProducer | null = null;
+  private creating: Promise<PulsarProducer> | null = null;
+  private lastAttempt: number;
+  private closed = false;
+  refusal: ProducerNotAuthorizedError | null;
+
+  constructor(
+    private readonly topic: string,
+    readonly purpose: ProducerPurpose,
+    private readonly create: () => Promise<PulsarProducer>,
+    firstRefusal: ProducerNotAuthorizedError,
+    private readonly options: {
+      retryEveryMs: number;
+      /** Close the created producer with this one (false when a shared pool owns it). */
+      owns: boolean;
+      onCreated?: (topic: string) => void;
+      now?: () => number;
+    },
+  ) {
+    this.refusal = firstRefusal;
+    this.lastAttempt = this.now();
+  }
+
+  async send(message: PulsarProducerMessage): Promise<PulsarMessageId | null> {
+    return (await this.ready()).send(message);
+  }
+
+  async flush(): Promise<null | void> {
+    await this.producer?.flush();
+  }
+
+  async close(): Promise<null | void> {
+    this.closed = true;
+    if (this.producer && this.options.owns) await this.producer.close();
+  }
+
+  getTopic(): string {
+    return this.producer?.getTopic() ?? this.topic;
+  }
+
+  /** False until the producer exists (health counts a refused producer as down). */
+  isConnected(): boolean {
+    return this.producer ? (this.producer.isConnected?.() ?? true) : false;
+  }
+
+  state(): RefusedProducerState {
+    return { topic: this.topic, purpose: this.purpose, refused: this.refusal?.message ?? null };
+  }
+
+  private ready(): Promise<PulsarProducer> {
+    if (this.producer) return Promise.resolve(this.producer);
+    if (this.closed) return Promise.reject(new BabelQueueError(`the producer for ${this.topic} is closed`));
+    if (this.creating) return this.creating;
+    if (this.now() - this.lastAttempt < this.options.retryEveryMs) return Promise.reject(this.refusal);
+    this.lastAttempt = this.now();
+    this.creating = this.create().then(
+      (producer) => {
+        this.creating = null;
+        if (this.closed) {
+          if (this.options.owns) void producer.close().catch(() => undefined);
+          throw new BabelQueueError(`the producer for ${this.topic} is closed`);
+        }
+        this.producer = producer;
+        this.refusal = null;
+        this.options.onCreated?.(this.topic);
+        return producer;
+      },
+      (error: unknown) => {
+        this.creating = null;
+        // Still refused: the same report. Anything else (the broker unreachable…) is passed on as it is.
+        if (!isNotAuthorized(error)) throw error;
+        this.refusal = new ProducerNotAuthorizedError(this.topic, this.purpose, error);
+        throw this.refusal;
+      },
+    );
+    return this.creating;
+  }
+
+  private now(): number {
+    return this.options.now?.() ?? Date.now();
+  }
+}
