@@ -1,4 +1,9 @@
-import { InvalidEnvelopeError, SchemaVersionRejectedError, UnknownUrnError } from '../envelope/index.js';
+import {
+  BabelNonRetriableError,
+  InvalidEnvelopeError,
+  SchemaVersionRejectedError,
+  UnknownUrnError,
+} from '../envelope/index.js';
 import type { Envelope } from '../envelope/index.js';
 import type { PulsarConsumer, PulsarMessage, PulsarProducer, PulsarProducerMessage } from '../pulsar/client-types.js';
 import { messageIdText } from '../pulsar/message-id.js';
@@ -7,7 +12,9 @@ import { asError, callHookSafely, type BabelQueueHooks, type ConsumerLogger } fr
 import { withHandlerTimeout } from './handler-timeout.js';
 import { inspect } from './inspect.js';
 import { bareRecord, bodyOmittedRecord, isTooBig } from './oversize.js';
-import { decideSettlement } from './settle.js';
+import { deadLetterLine, failureLine, type FailureOutcome } from './diagnostics.js';
+import type { RetryPolicy } from './retry-delay.js';
+import { countedAttempt, decideSettlement } from './settle.js';
 
 /** Runs the handler for a URN; rejects when the handler fails. */
 export type Dispatcher = (urn: string, envelope: Envelope, message: PulsarMessage) => Promise<void>;
@@ -17,7 +24,13 @@ export interface ProcessorContext {
   consumer: PulsarConsumer;
   retryProducer: PulsarProducer | null;
   deadLetterProducer: PulsarProducer | null;
-  policy: Omit<SettlementPolicy, 'now' | 'deadLetter' | 'retryBy'>;
+  policy: Omit<SettlementPolicy, 'now' | 'deadLetter' | 'retryBy' | 'jitterSample'>;
+  /** A handler's own `maxAttempts` / `retryPolicy`, which win over `policy` for its URN. */
+  handlerPolicy?: (urn: string) => HandlerPolicy | undefined;
+  /** Whether a failure may be retried; default: anything but a BabelNonRetriableError. */
+  isRetriable?: (error: unknown) => boolean;
+  /** Draws the jitter sample in [0, 1); default Math.random. */
+  random?: () => number;
   hasHandler(urn: string): boolean;
   dispatch: Dispatcher;
   hooks: BabelQueueHooks;
@@ -27,6 +40,17 @@ export interface ProcessorContext {
   handlerTimeoutMs?: (urn: string) => number;
   /** A handler passed its time-out and still runs; `stillRunning` settles when it finally ends. */
   onHandlerOverdue?: (urn: string, timeoutMs: number, stillRunning: Promise<void>) => void;
+}
+
+/** Per-handler settlement settings (from `@BabelHandler(urn, { maxAttempts, retryPolicy })`). */
+export interface HandlerPolicy {
+  maxAttempts?: number;
+  retryPolicy?: RetryPolicy;
+}
+
+/** The default classification: only an explicit BabelNonRetriableError skips the retries. */
+export function isRetriableByDefault(error: unknown): boolean {
+  return !(error instanceof BabelNonRetriableError);
 }
 
 /** What happened to one delivery; emitted as the server's `settled` event. */
@@ -77,6 +101,9 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
       );
     }
     outcome = await runHandler(inspection.urn, inspection.envelope, message, ctx);
+    if (outcome.kind === 'failed' && !(ctx.isRetriable ?? isRetriableByDefault)(outcome.error)) {
+      outcome = { ...outcome, retriable: false };
+    }
     if (outcome.kind === 'failed') {
       // The handler got the decoded envelope itself and may have changed it; copies carry the data as it
       // arrived (Decisions D3, D4), so a failure is settled from a fresh decode of the unchanged bytes.
@@ -86,12 +113,17 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
     }
   }
 
-  const settlement = decideSettlement(inbound, settledFrom, outcome, {
+  const own = urn === null ? undefined : ctx.handlerPolicy?.(urn);
+  const policy: SettlementPolicy = {
     ...ctx.policy,
+    ...(own?.maxAttempts !== undefined && { maxAttempts: own.maxAttempts }),
+    ...(own?.retryPolicy !== undefined && { retryPolicy: own.retryPolicy }),
     retryBy: ctx.retryProducer ? 'republish' : 'nack',
     deadLetter: ctx.deadLetterProducer !== null,
     now: ctx.now?.() ?? Date.now(),
-  });
+    jitterSample: (ctx.random ?? Math.random)(),
+  };
+  const settlement = decideSettlement(inbound, settledFrom, outcome, policy);
   const event: SettledEvent = {
     topic: ctx.topic,
     messageId: messageIdText(message.getMessageId()),
@@ -99,7 +131,44 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
     action: settlement.action,
   };
   await carryOut(settlement, message, envelope, ctx, event, onError);
+  if (settledFrom.kind !== 'gate-rejected' && (outcome.kind === 'failed' || settledFrom.kind === 'poison')) {
+    const error =
+      outcome.kind === 'failed'
+        ? outcome.error
+        : new InvalidEnvelopeError(settledFrom.kind === 'poison' ? settledFrom.reason : 'poison message');
+    reportFailure(ctx, event, settlement, policy.maxAttempts, countedAttempt(settledFrom.attempts), error);
+  }
   return event;
+}
+
+/** The one log line of a failed delivery, written once its settlement was carried out. */
+function reportFailure(
+  ctx: ProcessorContext,
+  event: SettledEvent,
+  settlement: Settlement,
+  maxAttempts: number,
+  attempt: number,
+  error: unknown,
+): void {
+  let outcome: FailureOutcome;
+  if (event.written === false) outcome = { kind: 'not-written' };
+  else if (settlement.action === 'retry') outcome = { kind: 'retry', delayMs: settlement.delayMs };
+  else if (settlement.action === 'nack') outcome = { kind: 'nack' };
+  else if (settlement.action === 'dead-letter')
+    outcome = { kind: 'dead-lettered', nonRetriable: settlement.nonRetriable === true };
+  else outcome = { kind: 'dropped', nonRetriable: attempt < maxAttempts };
+  const line = failureLine({
+    urn: event.urn,
+    messageId: event.messageId,
+    topic: ctx.topic,
+    attempt,
+    maxAttempts,
+    error,
+    outcome,
+  });
+  if (outcome.kind === 'retry' || outcome.kind === 'nack') ctx.logger.warn(line);
+  else if (outcome.kind === 'dropped') ctx.logger.warn(line);
+  else ctx.logger.error(line);
 }
 
 async function runHandler(
@@ -141,7 +210,7 @@ async function carryOut(
       if (settlement.warning) ctx.logger.warn(settlement.warning);
       return acknowledge(message, ctx, event);
     case 'drop':
-      ctx.logger.warn(settlement.warning);
+      // Logged by the failure line (outcome dropped), which carries the same facts.
       return acknowledge(message, ctx, event);
     case 'nack':
       event.reason = settlement.why;
@@ -164,18 +233,27 @@ async function carryOut(
         // Decision D7: never acknowledge what was not replaced; the broker redelivers it.
         event.written = false;
         const where = isRetry ? 'retry copy to' : 'dead-letter record to';
-        onError(
-          new Error(`could not write the ${where} ${producer.getTopic()}: ${asError(error).message}`, {
-            cause: error,
-          }),
-          envelope,
-        );
+        const failure = new Error(`could not write the ${where} ${producer.getTopic()}: ${asError(error).message}`, {
+          cause: error,
+        });
+        ctx.logger.error(`${failure.message} (message ${event.messageId} on ${ctx.topic} will be redelivered)`);
+        onError(failure, envelope);
         ctx.consumer.negativeAcknowledge(message);
         return;
       }
       event.written = true;
       if (settlement.action === 'dead-letter') {
         const record = { reason: settlement.reason, topic: producer.getTopic(), ...written };
+        ctx.logger.warn(
+          deadLetterLine({
+            urn: event.urn,
+            messageId: event.messageId,
+            topic: ctx.topic,
+            deadLetterTopic: producer.getTopic(),
+            reason: settlement.reason,
+            attempt: settlement.attempt,
+          }),
+        );
         callHookSafely(ctx.logger, 'onDeadLetter', () => ctx.hooks.onDeadLetter?.(record, message));
       }
       return acknowledge(message, ctx, event);
@@ -188,8 +266,14 @@ async function send(
   copy: OutboundCopy,
   keys: Pick<PulsarProducerMessage, 'partitionKey' | 'orderingKey'>,
 ): Promise<OutboundCopy> {
-  // No delivery delay on the copy: a retry is due at once (Decision D3).
-  await producer.send({ data: copy.data, properties: copy.properties, ...keys });
+  // Without a retry policy the copy has no delivery time and is due at once (Decision D3); with one it
+  // carries the absolute time (Decision D8), honoured by the broker on Shared and Key_Shared subscriptions.
+  await producer.send({
+    data: copy.data,
+    properties: copy.properties,
+    ...(copy.deliverAt !== undefined && { deliverAt: copy.deliverAt }),
+    ...keys,
+  });
   return copy;
 }
 

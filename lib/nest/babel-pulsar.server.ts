@@ -2,7 +2,13 @@ import { Logger } from '@nestjs/common';
 import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microservices';
 import { EventEmitter } from 'node:events';
 import { isObservable, lastValueFrom } from 'rxjs';
-import { TopicConsumer, type BabelQueueHooks, type ConsumerLogger, type SettledEvent } from '../consumer/index.js';
+import {
+  TopicConsumer,
+  type BabelQueueHooks,
+  type ConsumerLogger,
+  type HandlerPolicy,
+  type SettledEvent,
+} from '../consumer/index.js';
 import type { Envelope } from '../envelope/index.js';
 import type { PulsarClientLike, PulsarConsumerConfig, PulsarMessage, PulsarProducer } from '../pulsar/client-types.js';
 import { canPush, PushFeed } from '../consumer/push-feed.js';
@@ -12,7 +18,9 @@ import { ConnectionWatch } from './connection-watch.js';
 import type { BabelHandlerExtras } from './babel-handler.decorator.js';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
 import { failureCause } from './failure-capture.js';
+import { describeNestFailure, isRetriableNestFailure } from './failure-classify.js';
 import {
+  checkDelayable,
   isProducer,
   resolveServerOptions,
   type BabelPulsarServerOptions,
@@ -53,6 +61,7 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
   private readonly events = new EventEmitter();
   private readonly handlerNames = new Map<string, string>();
   private readonly handlerTimeouts = new Map<string, number>();
+  private readonly handlerPolicies = new Map<string, HandlerPolicy>();
   private readonly running: TopicResources[] = [];
   private statusTimer: NodeJS.Timeout | null = null;
   private lastStatus: BabelServerStatus | null = null;
@@ -107,8 +116,17 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
         `two handlers for ${urn} on one BabelPulsarServer: ${existing ?? 'an unnamed handler'} and ${name}`,
       );
     }
+    const { maxAttempts, retryPolicy } = babelExtras ?? {};
+    if (retryPolicy)
+      checkDelayable(this.options.retry === 'nack', this.settings.subscriptionType, `${name} retryPolicy`);
     this.handlerNames.set(urn, name);
     if (babelExtras?.timeoutMs !== undefined) this.handlerTimeouts.set(urn, babelExtras.timeoutMs);
+    if (maxAttempts !== undefined || retryPolicy !== undefined) {
+      this.handlerPolicies.set(urn, {
+        ...(maxAttempts !== undefined && { maxAttempts }),
+        ...(retryPolicy !== undefined && { retryPolicy }),
+      });
+    }
     super.addHandler(pattern, callback, isEventHandler, extras);
   }
 
@@ -192,7 +210,12 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
         ...(feed && { feed }),
         retryProducer,
         deadLetterProducer,
-        policy: { maxAttempts: this.settings.maxAttempts },
+        policy: {
+          maxAttempts: this.settings.maxAttempts,
+          ...(this.settings.retryPolicy && { retryPolicy: this.settings.retryPolicy }),
+        },
+        handlerPolicy: (urn) => this.handlerPolicies.get(urn),
+        isRetriable: isRetriableNestFailure,
         concurrency: this.settings.concurrency,
         receiveTimeoutMs: this.settings.receiveTimeoutMs,
         hasHandler: (urn) => this.messageHandlers.has(urn),
@@ -222,17 +245,16 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
       // Nest reports handler failures (after exception filters) as an Observable that errors.
       if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
     } catch (reported) {
-      throw failureCause(context, reported);
+      throw describeNestFailure(failureCause(context, reported));
     }
   }
 
   private hooks(): BabelQueueHooks {
     const { onError, onUnknownUrn, onRoutingMismatch, onDeadLetter } = this.options;
     return {
-      onError: (error, envelope, message) => {
-        this.logger.error(`${error.name}: ${error.message}`);
-        return onError?.(error, envelope, message);
-      },
+      // Every failure is logged once by the consumer (one line with URN, id, attempt and outcome), so the
+      // hook only forwards.
+      onError: (error, envelope, message) => onError?.(error, envelope, message),
       ...(onUnknownUrn && { onUnknownUrn }),
       ...(onRoutingMismatch && { onRoutingMismatch }),
       ...(onDeadLetter && { onDeadLetter }),
