@@ -44,9 +44,6 @@ export function failureCause(context: object, reported: unknown): unknown {
   const error = new Error(text);
   error.name = 'RpcException';
   // A guard denial will be denied again: not worth a retry.
-  if (text === GUARD_DENIAL) {
-    error.message = `${GUARD_DENIAL} (a guard denied the message)`;
-    markNotRetriable(error);
-  }
+  if (text === GUARD_DENIAL) markNotRetriable(error);
   return error;
 }
