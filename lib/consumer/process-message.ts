@@ -63,6 +63,8 @@ export interface SettledEvent {
   attempt?: number;
   /** False when writing the replacement failed and the original was negatively acknowledged instead. */
   written?: boolean;
+  /** Where the dead-letter record was written. */
+  deadLetterTopic?: string;
   /** The dead-letter record was too big and was written without the original body. */
   bodyOmitted?: boolean;
 }
@@ -138,6 +140,7 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
         : new InvalidEnvelopeError(settledFrom.kind === 'poison' ? settledFrom.reason : 'poison message');
     reportFailure(ctx, event, settlement, policy.maxAttempts, countedAttempt(settledFrom.attempts), error);
   }
+  reportDeadLetter(ctx, event, settlement);
   return event;
 }
 
@@ -166,9 +169,23 @@ function reportFailure(
     error,
     outcome,
   });
-  if (outcome.kind === 'retry' || outcome.kind === 'nack') ctx.logger.warn(line);
-  else if (outcome.kind === 'dropped') ctx.logger.warn(line);
+  if (outcome.kind === 'retry' || outcome.kind === 'nack' || outcome.kind === 'dropped') ctx.logger.warn(line);
   else ctx.logger.error(line);
+}
+
+/** The line of a record written to the dead-letter topic, after the failure line that explains it. */
+function reportDeadLetter(ctx: ProcessorContext, event: SettledEvent, settlement: Settlement): void {
+  if (settlement.action !== 'dead-letter' || event.deadLetterTopic === undefined) return;
+  ctx.logger.warn(
+    deadLetterLine({
+      urn: event.urn,
+      messageId: event.messageId,
+      topic: ctx.topic,
+      deadLetterTopic: event.deadLetterTopic,
+      reason: settlement.reason,
+      attempt: settlement.attempt,
+    }),
+  );
 }
 
 async function runHandler(
@@ -244,16 +261,7 @@ async function carryOut(
       event.written = true;
       if (settlement.action === 'dead-letter') {
         const record = { reason: settlement.reason, topic: producer.getTopic(), ...written };
-        ctx.logger.warn(
-          deadLetterLine({
-            urn: event.urn,
-            messageId: event.messageId,
-            topic: ctx.topic,
-            deadLetterTopic: producer.getTopic(),
-            reason: settlement.reason,
-            attempt: settlement.attempt,
-          }),
-        );
+        event.deadLetterTopic = producer.getTopic();
         callHookSafely(ctx.logger, 'onDeadLetter', () => ctx.hooks.onDeadLetter?.(record, message));
       }
       return acknowledge(message, ctx, event);

@@ -234,11 +234,11 @@ describe('processMessage with a retry policy, per-handler settings and a fake lo
   it('logs a failure line and a dead-letter line at the cap', async () => {
     const { ctx, lines } = setup();
     await processMessage(message({ 'bq-attempts': '2' }), ctx);
-    expect(lines.map(([level]) => level)).toEqual(['warn', 'error']);
-    expect(lines[0]![1]).toMatch(
+    expect(lines.map(([level]) => level)).toEqual(['error', 'warn']);
+    expect(lines[1]![1]).toMatch(
       /^dead-lettered: urn=urn:babel:orders:created id=\S+ topic=orders to=orders.dlq reason=failed attempt=3$/,
     );
-    expect(lines[1]![1]).toContain('attempt=3/3 outcome=dead-lettered error="Error: database down"');
+    expect(lines[0]![1]).toContain('attempt=3/3 outcome=dead-lettered error="Error: database down"');
   });
 
   it('dead-letters a BabelNonRetriableError on its first delivery by default', async () => {
@@ -249,7 +249,7 @@ describe('processMessage with a retry policy, per-handler settings and a fake lo
     expect(event).toMatchObject({ action: 'dead-letter', written: true });
     expect(retryProducer.sent).toHaveLength(0);
     expect(deadLetterProducer.sent).toHaveLength(1);
-    expect(lines[1]![1]).toContain(
+    expect(lines[0]![1]).toContain(
       'attempt=1/3 outcome="dead-lettered (not retriable)" error="BabelNonRetriableError: customer 9 is closed"',
     );
   });
@@ -265,8 +265,8 @@ describe('processMessage with a retry policy, per-handler settings and a fake lo
   it('logs a poison message once (failure line) and its dead-letter write', async () => {
     const { ctx, lines } = setup();
     await processMessage(new FakeMessage(Buffer.from('not json'), {}), ctx);
-    expect(lines.map(([, text]) => text.split(':')[0])).toEqual(['dead-lettered', 'message failed']);
-    expect(lines[1]![1]).toContain('urn=(unreadable)');
-    expect(lines[1]![1]).toContain('error="InvalidEnvelopeError: ');
+    expect(lines.map(([, text]) => text.split(':')[0])).toEqual(['message failed', 'dead-lettered']);
+    expect(lines[0]![1]).toContain('urn=(unreadable)');
+    expect(lines[0]![1]).toContain('error="InvalidEnvelopeError: ');
   });
 });
