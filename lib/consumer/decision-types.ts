@@ -1,4 +1,5 @@
 import type { Envelope } from '../envelope/index.js';
+import type { RetryPolicy } from './retry-delay.js';
 
 /** What the decision logic needs to know about one delivered Pulsar message. */
 export interface InboundMessage {
@@ -37,7 +38,15 @@ export type Inspection =
     };
 
 /** Step two's input: how the handler (or the unknown-URN path) ended. */
-export type Outcome = { kind: 'handled' } | { kind: 'failed'; reason: 'failed' | 'unknown_urn'; error: unknown };
+export type Outcome =
+  | { kind: 'handled' }
+  | {
+      kind: 'failed';
+      reason: 'failed' | 'unknown_urn';
+      error: unknown;
+      /** False when retrying cannot help (BabelNonRetriableError, a 4xx HttpException): straight to the cap. */
+      retriable?: boolean;
+    };
 
 export interface SettlementPolicy {
   maxAttempts: number;
@@ -45,21 +54,36 @@ export interface SettlementPolicy {
   retryBy: 'republish' | 'nack';
   /** Whether a dead-letter destination exists. */
   deadLetter: boolean;
-  /** Epoch ms used for failed_at. */
+  /** Epoch ms used for failed_at and for the retry copy's delivery time. */
   now: number;
+  /** Spacing of retries by re-publish; absent = a retry is due at once (Decision D3). */
+  retryPolicy?: RetryPolicy;
+  /** A number in [0, 1) drawn by the caller for the policy's jitter (keeps the decision pure). */
+  jitterSample?: number;
 }
 
 /** A message to write before the original may be acknowledged. */
 export interface OutboundCopy {
   data: Buffer;
   properties: Record<string, string>;
+  /** Absolute delivery time, epoch ms (a delayed retry copy only). */
+  deliverAt?: number;
 }
 
 /** What the I/O layer must do with the original message. */
 export type Settlement =
   | { action: 'ack'; warning?: string }
   | { action: 'nack'; why: string }
-  | { action: 'retry'; copy: OutboundCopy; attempt: number }
-  | { action: 'dead-letter'; record: OutboundCopy; reason: 'failed' | 'unknown_urn' | 'poison' }
+  /** `delayMs`: how long the copy waits on the broker (0 = due at once). */
+  | { action: 'retry'; copy: OutboundCopy; attempt: number; delayMs: number }
+  | {
+      action: 'dead-letter';
+      record: OutboundCopy;
+      reason: 'failed' | 'unknown_urn' | 'poison';
+      /** The counted attempt that ended here. */
+      attempt: number;
+      /** The failure was not retriable, so the cap was not waited for. */
+      nonRetriable?: boolean;
+    }
   /** Exhausted without a dead-letter destination: acknowledged, dropped and logged. */
-  | { action: 'drop'; warning: string };
+  | { action: 'drop'; warning: string; attempt: number };

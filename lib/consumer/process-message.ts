@@ -1,4 +1,9 @@
-import { InvalidEnvelopeError, SchemaVersionRejectedError, UnknownUrnError } from '../envelope/index.js';
+import {
+  BabelNonRetriableError,
+  InvalidEnvelopeError,
+  SchemaVersionRejectedError,
+  UnknownUrnError,
+} from '../envelope/index.js';
 import type { Envelope } from '../envelope/index.js';
 import type { PulsarConsumer, PulsarMessage, PulsarProducer, PulsarProducerMessage } from '../pulsar/client-types.js';
 import { messageIdText } from '../pulsar/message-id.js';
@@ -7,7 +12,9 @@ import { asError, callHookSafely, type BabelQueueHooks, type ConsumerLogger } fr
 import { withHandlerTimeout } from './handler-timeout.js';
 import { inspect } from './inspect.js';
 import { bareRecord, bodyOmittedRecord, isTooBig } from './oversize.js';
-import { decideSettlement } from './settle.js';
+import { deadLetterLine, failureLine, type FailureOutcome } from './diagnostics.js';
+import type { RetryPolicy } from './retry-delay.js';
+import { countedAttempt, decideSettlement } from './settle.js';
 
 /** Runs the handler for a URN; rejects when the handler fails. */
 export type Dispatcher = (urn: string, envelope: Envelope, message: PulsarMessage) => Promise<void>;
@@ -17,7 +24,13 @@ export interface ProcessorContext {
   consumer: PulsarConsumer;
   retryProducer: PulsarProducer | null;
   deadLetterProducer: PulsarProducer | null;
-  policy: Omit<SettlementPolicy, 'now' | 'deadLetter' | 'retryBy'>;
+  policy: Omit<SettlementPolicy, 'now' | 'deadLetter' | 'retryBy' | 'jitterSample'>;
+  /** A handler's own `maxAttempts` / `retryPolicy`, which win over `policy` for its URN. */
+  handlerPolicy?: (urn: string) => HandlerPolicy | undefined;
+  /** Whether a failure may be retried; default: anything but a BabelNonRetriableError. */
+  isRetriable?: (error: unknown) => boolean;
+  /** Draws the jitter sample in [0, 1); default Math.random. */
+  random?: () => number;
   hasHandler(urn: string): boolean;
   dispatch: Dispatcher;
   hooks: BabelQueueHooks;
@@ -27,6 +40,19 @@ export interface ProcessorContext {
   handlerTimeoutMs?: (urn: string) => number;
   /** A handler passed its time-out and still runs; `stillRunning` settles when it finally ends. */
   onHandlerOverdue?: (urn: string, timeoutMs: number, stillRunning: Promise<void>) => void;
+  /** True the first time `key` is reported (bounded memory); repeats are logged at debug level. */
+  firstReport?: (key: string) => boolean;
+}
+
+/** Per-handler settlement settings (from `@BabelHandler(urn, { maxAttempts, retryPolicy })`). */
+export interface HandlerPolicy {
+  maxAttempts?: number;
+  retryPolicy?: RetryPolicy;
+}
+
+/** The default classification: only an explicit BabelNonRetriableError skips the retries. */
+export function isRetriableByDefault(error: unknown): boolean {
+  return !(error instanceof BabelNonRetriableError);
 }
 
 /** What happened to one delivery; emitted as the server's `settled` event. */
@@ -39,6 +65,8 @@ export interface SettledEvent {
   attempt?: number;
   /** False when writing the replacement failed and the original was negatively acknowledged instead. */
   written?: boolean;
+  /** Where the dead-letter record was written. */
+  deadLetterTopic?: string;
   /** The dead-letter record was too big and was written without the original body. */
   bodyOmitted?: boolean;
 }
@@ -77,6 +105,9 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
       );
     }
     outcome = await runHandler(inspection.urn, inspection.envelope, message, ctx);
+    if (outcome.kind === 'failed' && !(ctx.isRetriable ?? isRetriableByDefault)(outcome.error)) {
+      outcome = { ...outcome, retriable: false };
+    }
     if (outcome.kind === 'failed') {
       // The handler got the decoded envelope itself and may have changed it; copies carry the data as it
       // arrived (Decisions D3, D4), so a failure is settled from a fresh decode of the unchanged bytes.
@@ -86,12 +117,17 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
     }
   }
 
-  const settlement = decideSettlement(inbound, settledFrom, outcome, {
+  const own = urn === null ? undefined : ctx.handlerPolicy?.(urn);
+  const policy: SettlementPolicy = {
     ...ctx.policy,
+    ...(own?.maxAttempts !== undefined && { maxAttempts: own.maxAttempts }),
+    ...(own?.retryPolicy !== undefined && { retryPolicy: own.retryPolicy }),
     retryBy: ctx.retryProducer ? 'republish' : 'nack',
     deadLetter: ctx.deadLetterProducer !== null,
     now: ctx.now?.() ?? Date.now(),
-  });
+    jitterSample: (ctx.random ?? Math.random)(),
+  };
+  const settlement = decideSettlement(inbound, settledFrom, outcome, policy);
   const event: SettledEvent = {
     topic: ctx.topic,
     messageId: messageIdText(message.getMessageId()),
@@ -99,7 +135,59 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
     action: settlement.action,
   };
   await carryOut(settlement, message, envelope, ctx, event, onError);
+  if (settledFrom.kind !== 'gate-rejected' && (outcome.kind === 'failed' || settledFrom.kind === 'poison')) {
+    const error =
+      outcome.kind === 'failed'
+        ? outcome.error
+        : new InvalidEnvelopeError(settledFrom.kind === 'poison' ? settledFrom.reason : 'poison message');
+    reportFailure(ctx, event, settlement, policy.maxAttempts, countedAttempt(settledFrom.attempts), error);
+  }
+  reportDeadLetter(ctx, event, settlement);
   return event;
+}
+
+/** The one log line of a failed delivery, written once its settlement was carried out. */
+function reportFailure(
+  ctx: ProcessorContext,
+  event: SettledEvent,
+  settlement: Settlement,
+  maxAttempts: number,
+  attempt: number,
+  error: unknown,
+): void {
+  let outcome: FailureOutcome;
+  if (event.written === false) outcome = { kind: 'not-written' };
+  else if (settlement.action === 'retry') outcome = { kind: 'retry', delayMs: settlement.delayMs };
+  else if (settlement.action === 'nack') outcome = { kind: 'nack' };
+  else if (settlement.action === 'dead-letter')
+    outcome = { kind: 'dead-lettered', nonRetriable: settlement.nonRetriable === true };
+  else outcome = { kind: 'dropped', nonRetriable: attempt < maxAttempts };
+  const line = failureLine({
+    urn: event.urn,
+    messageId: event.messageId,
+    topic: ctx.topic,
+    attempt,
+    maxAttempts,
+    error,
+    outcome,
+  });
+  if (outcome.kind === 'retry' || outcome.kind === 'nack' || outcome.kind === 'dropped') ctx.logger.warn(line);
+  else ctx.logger.error(line);
+}
+
+/** The line of a record written to the dead-letter topic, after the failure line that explains it. */
+function reportDeadLetter(ctx: ProcessorContext, event: SettledEvent, settlement: Settlement): void {
+  if (settlement.action !== 'dead-letter' || event.deadLetterTopic === undefined) return;
+  ctx.logger.warn(
+    deadLetterLine({
+      urn: event.urn,
+      messageId: event.messageId,
+      topic: ctx.topic,
+      deadLetterTopic: event.deadLetterTopic,
+      reason: settlement.reason,
+      attempt: settlement.attempt,
+    }),
+  );
 }
 
 async function runHandler(
@@ -141,7 +229,7 @@ async function carryOut(
       if (settlement.warning) ctx.logger.warn(settlement.warning);
       return acknowledge(message, ctx, event);
     case 'drop':
-      ctx.logger.warn(settlement.warning);
+      // Logged by the failure line (outcome dropped), which carries the same facts.
       return acknowledge(message, ctx, event);
     case 'nack':
       event.reason = settlement.why;
@@ -164,18 +252,23 @@ async function carryOut(
         // Decision D7: never acknowledge what was not replaced; the broker redelivers it.
         event.written = false;
         const where = isRetry ? 'retry copy to' : 'dead-letter record to';
-        onError(
-          new Error(`could not write the ${where} ${producer.getTopic()}: ${asError(error).message}`, {
-            cause: error,
-          }),
-          envelope,
-        );
+        const failure = new Error(`could not write the ${where} ${producer.getTopic()}: ${asError(error).message}`, {
+          cause: error,
+        });
+        // A write refused once is usually refused on every redelivery (a missing permission, a full disk):
+        // reported at error level once per message and target, repeats at debug.
+        const first = ctx.firstReport?.(`${producer.getTopic()} ${event.messageId}`) ?? true;
+        const line = `${failure.message} (message ${event.messageId} on ${ctx.topic} was negatively acknowledged and stays on the broker until the write succeeds${first ? '; repeats for this message are logged at debug level' : ''})`;
+        if (first) ctx.logger.error(line);
+        else ctx.logger.debug?.(line);
+        onError(failure, envelope);
         ctx.consumer.negativeAcknowledge(message);
         return;
       }
       event.written = true;
       if (settlement.action === 'dead-letter') {
         const record = { reason: settlement.reason, topic: producer.getTopic(), ...written };
+        event.deadLetterTopic = producer.getTopic();
         callHookSafely(ctx.logger, 'onDeadLetter', () => ctx.hooks.onDeadLetter?.(record, message));
       }
       return acknowledge(message, ctx, event);
@@ -188,8 +281,14 @@ async function send(
   copy: OutboundCopy,
   keys: Pick<PulsarProducerMessage, 'partitionKey' | 'orderingKey'>,
 ): Promise<OutboundCopy> {
-  // No delivery delay on the copy: a retry is due at once (Decision D3).
-  await producer.send({ data: copy.data, properties: copy.properties, ...keys });
+  // Without a retry policy the copy has no delivery time and is due at once (Decision D3); with one it
+  // carries the absolute time (Decision D8), honoured by the broker on Shared and Key_Shared subscriptions.
+  await producer.send({
+    data: copy.data,
+    properties: copy.properties,
+    ...(copy.deliverAt !== undefined && { deliverAt: copy.deliverAt }),
+    ...keys,
+  });
   return copy;
 }
 

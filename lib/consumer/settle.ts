@@ -1,5 +1,6 @@
 import { bareTopicName, deadLetterProperties, deadLetterRecord, EnvelopeCodec } from '../envelope/index.js';
 import { BQ } from '../pulsar/binding.js';
+import { retryDelayMs } from './retry-delay.js';
 import type {
   InboundMessage,
   Inspection,
@@ -62,14 +63,14 @@ function settlePoison(
         }),
       },
     };
-    return { action: 'dead-letter', record, reason: 'poison' };
+    return { action: 'dead-letter', record, reason: 'poison', attempt };
   }
   const why = `poison message (${inspection.reason})`;
   if (attempt < policy.maxAttempts) {
     // Decision D3: a poison body cannot be re-encoded, so the copy is its original bytes.
     return retry(message.payload, withAttemptsProperty(message.properties, attempt), attempt, policy, why);
   }
-  return { action: 'drop', warning: exhausted(why, attempt, policy) };
+  return { action: 'drop', warning: exhausted(why, attempt, policy), attempt };
 }
 
 function settleFailure(
@@ -80,11 +81,17 @@ function settleFailure(
 ): Settlement {
   const attempt = countedAttempt(inspection.attempts);
   const why = `${outcome.reason === 'unknown_urn' ? 'unknown URN' : 'handler failed'} for ${inspection.urn}: ${describe(outcome.error)}`;
-  if (attempt < policy.maxAttempts) {
+  const nonRetriable = outcome.retriable === false;
+  if (attempt < policy.maxAttempts && !nonRetriable) {
     const body = EnvelopeCodec.encodeToBuffer(EnvelopeCodec.withAttempts(inspection.envelope, attempt));
     return retry(body, withAttemptsProperty(message.properties, attempt), attempt, policy, why);
   }
-  if (!policy.deadLetter) return { action: 'drop', warning: exhausted(why, attempt, policy) };
+  if (!policy.deadLetter) {
+    const warning = nonRetriable
+      ? `${why}; not retriable (attempt ${attempt} of ${policy.maxAttempts}) and no dead-letter destination: acknowledged and dropped`
+      : exhausted(why, attempt, policy);
+    return { action: 'drop', warning, attempt };
+  }
   const failedAt = policy.now;
   const originalQueue = bareTopicName(message.topic);
   const record = deadLetterRecord(inspection.envelope, {
@@ -97,6 +104,8 @@ function settleFailure(
   return {
     action: 'dead-letter',
     reason: outcome.reason,
+    attempt,
+    ...(nonRetriable && { nonRetriable }),
     record: {
       data: EnvelopeCodec.encodeToBuffer(record),
       properties: {
@@ -122,7 +131,12 @@ function retry(
 ): Settlement {
   if (policy.retryBy === 'nack')
     return { action: 'nack', why: `${why}; retry ${attempt} of ${policy.maxAttempts - 1}` };
-  return { action: 'retry', copy: { data, properties }, attempt };
+  // Retry n follows the n-th counted attempt.
+  const delayMs = retryDelayMs(policy.retryPolicy, attempt, policy.jitterSample);
+  if (delayMs <= 0) return { action: 'retry', copy: { data, properties }, attempt, delayMs: 0 };
+  // Decision D8: a delayed publish sets the absolute delivery time and mirrors the delay in bq-delay.
+  const delayed = { ...properties, [BQ.delay]: String(delayMs) };
+  return { action: 'retry', copy: { data, properties: delayed, deliverAt: policy.now + delayMs }, attempt, delayMs };
 }
 
 function exhausted(why: string, attempt: number, policy: SettlementPolicy): string {

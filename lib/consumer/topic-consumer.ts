@@ -3,7 +3,7 @@ import { asError } from './hooks.js';
 import { processMessage, type ProcessorContext, type SettledEvent } from './process-message.js';
 import type { PushFeed } from './push-feed.js';
 
-export interface TopicConsumerOptions extends Omit<ProcessorContext, 'onHandlerOverdue'> {
+export interface TopicConsumerOptions extends Omit<ProcessorContext, 'onHandlerOverdue' | 'firstReport'> {
   /** Messages handled at once; the receive loop waits for a free slot before asking for the next. */
   concurrency: number;
   /** How long one receive waits, so that a stop request is noticed promptly. */
@@ -17,6 +17,7 @@ export interface TopicConsumerOptions extends Omit<ProcessorContext, 'onHandlerO
 const isTimeout = (error: unknown) => /timeout/i.test(asError(error).message);
 
 const DONE = Promise.resolve();
+const REPORTS_KEPT = 10_000;
 
 /**
  * One topic's intake: takes messages (pushed by the client, or received in a loop), processes up to
@@ -39,6 +40,7 @@ export class TopicConsumer {
     this.context = {
       ...options,
       onHandlerOverdue: (urn, timeoutMs, stillRunning) => this.trackOverdue(urn, timeoutMs, stillRunning),
+      firstReport: (key) => this.firstReport(key),
     };
   }
 
@@ -153,6 +155,16 @@ export class TopicConsumer {
       this.releaseSlotWaiter();
     });
     this.inFlight.add(tracked);
+  }
+
+  private readonly reported = new Set<string>();
+
+  private firstReport(key: string): boolean {
+    if (this.reported.has(key)) return false;
+    // Bounded: the oldest keys are forgotten first.
+    if (this.reported.size >= REPORTS_KEPT) this.reported.delete(this.reported.values().next().value!);
+    this.reported.add(key);
+    return true;
   }
 
   private trackOverdue(urn: string, timeoutMs: number, stillRunning: Promise<void>): void {

@@ -38,3 +38,15 @@ export class SchemaVersionRejectedError extends BabelQueueError {
     this.received = received;
   }
 }
+
+/**
+ * Thrown by a handler (or a pipe or guard) to say that retrying cannot help — invalid data, a permanent
+ * refusal. The message goes to the dead-letter topic at once, with this error as its cause, instead of
+ * being retried up to `maxAttempts` (without a dead-letter topic it is acknowledged, dropped and logged).
+ */
+export class BabelNonRetriableError extends BabelQueueError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'BabelNonRetriableError';
+  }
+}

@@ -6,7 +6,13 @@
  * ("\uD800") is valid JSON grammar and is kept, and written back escaped; duplicate keys: the
  * last wins, as with JSON.parse; nesting deeper than 512 levels is an error, not a stack overflow.
  */
-export { BabelQueueError, InvalidEnvelopeError, SchemaVersionRejectedError, UnknownUrnError } from './errors.js';
+export {
+  BabelNonRetriableError,
+  BabelQueueError,
+  InvalidEnvelopeError,
+  SchemaVersionRejectedError,
+  UnknownUrnError,
+} from './errors.js';
 export type { DeadLetterBlock, DecodeOptions, DecodeResult, Envelope, EnvelopeMeta, MakeOptions } from './types.js';
 export { EnvelopeCodec, FORBIDDEN_KEY_POINTERS } from './codec.js';
 export {

@@ -1,6 +1,7 @@
 import { UseInterceptors } from '@nestjs/common';
 import { EventPattern } from '@nestjs/microservices';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
+import { checkRetryPolicy, type RetryPolicy } from '../consumer/index.js';
 import { failureCapture } from './failure-capture.js';
 
 export interface BabelHandlerOptions {
@@ -8,12 +9,18 @@ export interface BabelHandlerOptions {
   extras?: Record<string, unknown>;
   /** This handler's time-out, ms, instead of the server's `handlerTimeoutMs`; 0 = no limit. */
   timeoutMs?: number;
+  /** Total deliveries of this URN's messages, the first included, instead of the server's `maxAttempts`. */
+  maxAttempts?: number;
+  /** Spacing of this URN's retries instead of the server's `retryPolicy` (see the README's Retry policy). */
+  retryPolicy?: RetryPolicy;
 }
 
 /** What @BabelHandler stores in the handler's extras, so the server can name both sides of a clash. */
 export interface BabelHandlerExtras {
   handler: string;
   timeoutMs?: number;
+  maxAttempts?: number;
+  retryPolicy?: RetryPolicy;
 }
 
 /**
@@ -31,6 +38,11 @@ export function BabelHandler(urn: string, options: BabelHandlerOptions = {}): Me
       `@BabelHandler timeoutMs must be a whole number of ms (0 = no limit), got ${String(timeoutMs)}`,
     );
   }
+  const { maxAttempts } = options;
+  if (maxAttempts !== undefined && !(Number.isInteger(maxAttempts) && maxAttempts >= 1)) {
+    throw new RangeError(`@BabelHandler maxAttempts must be an integer >= 1, got ${String(maxAttempts)}`);
+  }
+  const retryPolicy = checkRetryPolicy(options.retryPolicy, '@BabelHandler retryPolicy');
   return (target, key, descriptor) => {
     const owner = typeof target === 'function' ? target.name : target.constructor.name;
     const extras = {
@@ -38,6 +50,8 @@ export function BabelHandler(urn: string, options: BabelHandlerOptions = {}): Me
       [BABEL_HANDLER_EXTRAS]: {
         handler: `${owner}.${String(key)}`,
         ...(timeoutMs !== undefined && { timeoutMs }),
+        ...(maxAttempts !== undefined && { maxAttempts }),
+        ...(retryPolicy !== undefined && { retryPolicy }),
       } satisfies BabelHandlerExtras,
     };
     const register = EventPattern<string>(pattern, BABEL_TRANSPORT, extras) as MethodDecorator;

@@ -2,7 +2,13 @@ import { Logger } from '@nestjs/common';
 import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microservices';
 import { EventEmitter } from 'node:events';
 import { isObservable, lastValueFrom } from 'rxjs';
-import { TopicConsumer, type BabelQueueHooks, type ConsumerLogger, type SettledEvent } from '../consumer/index.js';
+import {
+  TopicConsumer,
+  type BabelQueueHooks,
+  type ConsumerLogger,
+  type HandlerPolicy,
+  type SettledEvent,
+} from '../consumer/index.js';
 import type { Envelope } from '../envelope/index.js';
 import type { PulsarClientLike, PulsarConsumerConfig, PulsarMessage, PulsarProducer } from '../pulsar/client-types.js';
 import { canPush, PushFeed } from '../consumer/push-feed.js';
@@ -12,7 +18,6 @@ import { ConnectionWatch } from './connection-watch.js';
 import type { BabelHandlerExtras } from './babel-handler.decorator.js';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
 import { failureCause } from './failure-capture.js';
-import { messageIdText } from '../pulsar/message-id.js';
 import { normalizeTopic } from '../pulsar/websocket/index.js';
 import {
   DeferredProducer,
@@ -21,7 +26,9 @@ import {
   type ProducerPurpose,
   type RefusedProducerState,
 } from './refused-producer.js';
+import { describeNestFailure, isRetriableNestFailure } from './failure-classify.js';
 import {
+  checkDelayable,
   isProducer,
   resolveServerOptions,
   type BabelPulsarServerOptions,
@@ -50,7 +57,6 @@ const STATUS_POLL_MS = 1000;
 /** A refused producer is asked for again at most this often (on the next write after it). */
 const REFUSED_PRODUCER_RETRY_MS = 2000;
 /** Message ids whose refused write was already logged at error level (older ones are forgotten first). */
-const REPORTED_REFUSALS_KEPT = 10_000;
 
 const fullTopic = (topic: string): string => {
   try {
@@ -76,13 +82,13 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
   private readonly events = new EventEmitter();
   private readonly handlerNames = new Map<string, string>();
   private readonly handlerTimeouts = new Map<string, number>();
+  private readonly handlerPolicies = new Map<string, HandlerPolicy>();
   private readonly running: TopicResources[] = [];
   private statusTimer: NodeJS.Timeout | null = null;
   private lastStatus: BabelServerStatus | null = null;
   private readonly connections = new ConnectionWatch();
   private closing: Promise<void> | null = null;
   /** `topic message-id` of every write refused for lack of permission that was already logged at error level. */
-  private readonly reportedRefusals = new Set<string>();
 
   constructor(private readonly options: BabelPulsarServerOptions) {
     super();
@@ -132,8 +138,17 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
         `two handlers for ${urn} on one BabelPulsarServer: ${existing ?? 'an unnamed handler'} and ${name}`,
       );
     }
+    const { maxAttempts, retryPolicy } = babelExtras ?? {};
+    if (retryPolicy)
+      checkDelayable(this.options.retry === 'nack', this.settings.subscriptionType, `${name} retryPolicy`);
     this.handlerNames.set(urn, name);
     if (babelExtras?.timeoutMs !== undefined) this.handlerTimeouts.set(urn, babelExtras.timeoutMs);
+    if (maxAttempts !== undefined || retryPolicy !== undefined) {
+      this.handlerPolicies.set(urn, {
+        ...(maxAttempts !== undefined && { maxAttempts }),
+        ...(retryPolicy !== undefined && { retryPolicy }),
+      });
+    }
     super.addHandler(pattern, callback, isEventHandler, extras);
   }
 
@@ -251,7 +266,12 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
         ...(feed && { feed }),
         retryProducer,
         deadLetterProducer,
-        policy: { maxAttempts: this.settings.maxAttempts },
+        policy: {
+          maxAttempts: this.settings.maxAttempts,
+          ...(this.settings.retryPolicy && { retryPolicy: this.settings.retryPolicy }),
+        },
+        handlerPolicy: (urn) => this.handlerPolicies.get(urn),
+        isRetriable: isRetriableNestFailure,
         concurrency: this.settings.concurrency,
         receiveTimeoutMs: this.settings.receiveTimeoutMs,
         hasHandler: (urn) => this.messageHandlers.has(urn),
@@ -281,18 +301,16 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
       // Nest reports handler failures (after exception filters) as an Observable that errors.
       if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
     } catch (reported) {
-      throw failureCause(context, reported);
+      throw describeNestFailure(failureCause(context, reported));
     }
   }
 
   private hooks(): BabelQueueHooks {
     const { onError, onUnknownUrn, onRoutingMismatch, onDeadLetter } = this.options;
     return {
-      onError: (error, envelope, message) => {
-        if (error.cause instanceof ProducerNotAuthorizedError) this.reportRefusedWrite(error, error.cause, message);
-        else this.logger.error(`${error.name}: ${error.message}`);
-        return onError?.(error, envelope, message);
-      },
+      // Every failure is logged by the consumer: one line per failed delivery (URN, id, attempt, outcome), and
+      // a write the broker refuses once per message (repeats at debug), so the hook only forwards.
+      onError: (error, envelope, message) => onError?.(error, envelope, message),
       ...(onUnknownUrn && { onUnknownUrn }),
       ...(onRoutingMismatch && { onRoutingMismatch }),
       ...(onDeadLetter && { onDeadLetter }),
@@ -303,23 +321,6 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
    * A write refused for lack of permission repeats on every redelivery of its message until the permission is
    * granted: the first refusal of each message is logged at error level, the repeats at debug level.
    */
-  private reportRefusedWrite(error: Error, refusal: ProducerNotAuthorizedError, message: PulsarMessage): void {
-    const key = `${refusal.topic} ${messageIdText(message.getMessageId())}`;
-    const logger = this.consumerLogger();
-    if (this.reportedRefusals.has(key)) {
-      logger.debug?.(`${error.message} (again for this message; it stays on the broker)`);
-      return;
-    }
-    if (this.reportedRefusals.size >= REPORTED_REFUSALS_KEPT) {
-      this.reportedRefusals.delete(this.reportedRefusals.values().next().value!);
-    }
-    this.reportedRefusals.add(key);
-    logger.error(
-      `${error.message}; message ${messageIdText(message.getMessageId())} was negatively acknowledged and stays ` +
-        'on the broker until the write succeeds (repeats for this message are logged at debug level)',
-    );
-  }
-
   private consumerLogger(): ConsumerLogger {
     return this.options.logger ?? this.logger;
   }

@@ -1,5 +1,9 @@
 import type { CallHandler, ExecutionContext, NestInterceptor } from '@nestjs/common';
 import { catchError, throwError, type Observable } from 'rxjs';
+import { markNotRetriable } from './failure-classify.js';
+
+/** What Nest reports when a guard returns false (core's FORBIDDEN_MESSAGE, raised as an RpcException). */
+const GUARD_DENIAL = 'Forbidden resource';
 
 // Nest's default RPC exception filter turns an unknown error into { status, message: 'Internal server error' },
 // which would leave dead-letter records without the real cause. This interceptor, added by @BabelHandler,
@@ -39,5 +43,7 @@ export function failureCause(context: object, reported: unknown): unknown {
         : (JSON.stringify(reported) ?? String(reported));
   const error = new Error(text);
   error.name = 'RpcException';
+  // A guard denial will be denied again: not worth a retry.
+  if (text === GUARD_DENIAL) markNotRetriable(error);
   return error;
 }

@@ -1,5 +1,5 @@
 import type { Type } from '@nestjs/common';
-import type { BabelQueueHooks, ConsumerLogger } from '../consumer/index.js';
+import type { BabelQueueHooks, ConsumerLogger, RetryPolicy } from '../consumer/index.js';
 import { BabelQueueError } from '../envelope/index.js';
 import { clientKindFor, type PulsarAuthOptions, type PulsarClientKind } from '../pulsar/client-factory.js';
 import type { PulsarClientLike, PulsarConsumer, PulsarProducer, SubscriptionType } from '../pulsar/client-types.js';
@@ -18,6 +18,11 @@ export interface BabelQueueConsumerOptions {
   maxAttempts?: number;
   /** `'republish'` (default: a copy with bq-attempts + 1 goes back to the topic) or `'nack'`. */
   retry?: 'republish' | 'nack';
+  /**
+   * Spacing of retries (`retry: 'republish'` on a Shared or KeyShared subscription): the retry copy waits on the
+   * broker. Default: none, a retry is due at once. Per handler: `@BabelHandler(urn, { retryPolicy })`.
+   */
+  retryPolicy?: RetryPolicy;
   /** Dead-letter topic: `true` (default in the module) = `<topic>.dlq`, a topic name, or `false` (drop and log). */
   deadLetter?: boolean | string;
   /** Messages handled at once per topic. Default 1. */
@@ -100,6 +105,7 @@ const CONSUMER_KEYS = [
   'subscriptionType',
   'maxAttempts',
   'retry',
+  'retryPolicy',
   'deadLetter',
   'concurrency',
   'receiverQueueSize',
@@ -325,6 +331,7 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     ...(consumer.subscriptionType !== undefined && { subscriptionType: consumer.subscriptionType }),
     ...(consumer.maxAttempts !== undefined && { maxAttempts: consumer.maxAttempts }),
     ...(consumer.retry !== undefined && { retry: consumer.retry }),
+    ...(consumer.retryPolicy !== undefined && { retryPolicy: consumer.retryPolicy }),
     ...(consumer.concurrency !== undefined && { concurrency: consumer.concurrency }),
     ...(consumer.receiverQueueSize !== undefined && { receiverQueueSize: consumer.receiverQueueSize }),
     ...(consumer.shutdownTimeoutMs !== undefined && { shutdownTimeoutMs: consumer.shutdownTimeoutMs }),

@@ -1,4 +1,4 @@
-import type { BabelQueueHooks, ConsumerLogger } from '../consumer/index.js';
+import { checkRetryPolicy, type BabelQueueHooks, type ConsumerLogger, type RetryPolicy } from '../consumer/index.js';
 import type { PulsarClientLike, PulsarProducer, SubscriptionType } from '../pulsar/client-types.js';
 
 /** Where retry and dead-letter producers come from when someone else owns them (the module does). */
@@ -26,6 +26,13 @@ export interface BabelPulsarServerOptions extends BabelQueueHooks {
    * `'nack'` (negative acknowledgement; Shared and KeyShared subscriptions only).
    */
   retry?: 'republish' | 'nack' | PulsarProducer;
+  /**
+   * Spacing of retries by re-publish: the retry copy carries a delivery time (and `bq-delay`), so the broker
+   * holds it back. Default: none, a retry is due at once. Pulsar honours delivery times on Shared and KeyShared
+   * subscriptions only, so other types (and `retry: 'nack'`, whose spacing is nackRedeliverTimeoutMs) are
+   * refused. Per handler: `@BabelHandler(urn, { retryPolicy })`.
+   */
+  retryPolicy?: RetryPolicy;
   /**
    * Where exhausted and poison messages go: `true` (default) = `<topic>.dlq`, a topic name, a producer
    * of yours (never closed by the server), or `false` (exhausted messages are acknowledged and dropped).
@@ -62,6 +69,7 @@ export interface ResolvedServerOptions {
   shutdownTimeoutMs: number;
   receiveTimeoutMs: number;
   handlerTimeoutMs: number;
+  retryPolicy?: RetryPolicy;
 }
 
 const SUBSCRIPTION_TYPES: readonly SubscriptionType[] = ['Exclusive', 'Shared', 'KeyShared', 'Failover'];
@@ -118,6 +126,8 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
       'options.retry as a single producer needs exactly one topic: a retry goes back to its own topic',
     );
   }
+  const retryPolicy = checkRetryPolicy(options.retryPolicy, 'options.retryPolicy');
+  if (retryPolicy) checkDelayable(retry === 'nack', subscriptionType, 'options.retryPolicy');
   const deadLetter = options.deadLetter ?? true;
   if (
     typeof deadLetter === 'string'
@@ -152,7 +162,23 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
     shutdownTimeoutMs: positiveInteger('options.shutdownTimeoutMs', options.shutdownTimeoutMs, 10_000, 0),
     receiveTimeoutMs: positiveInteger('options.receiveTimeoutMs', options.receiveTimeoutMs, 500),
     handlerTimeoutMs: positiveInteger('options.handlerTimeoutMs', options.handlerTimeoutMs, 60_000, 0),
+    ...(retryPolicy && { retryPolicy }),
   };
+}
+
+/** A retry delay needs a re-published copy and a subscription type on which Pulsar honours delivery times. */
+export function checkDelayable(retryByNack: boolean, subscriptionType: SubscriptionType, where: string): void {
+  if (retryByNack) {
+    throw new TypeError(
+      `${where} needs retry 'republish' (a negative acknowledgement cannot carry a delay; use nackRedeliverTimeoutMs)`,
+    );
+  }
+  if (!NACK_SAFE.includes(subscriptionType)) {
+    // The broker would deliver the copy at once: the configured spacing would silently not happen.
+    throw new TypeError(
+      `${where} needs a Shared or KeyShared subscription (got ${subscriptionType}): Pulsar honours delivery times only there`,
+    );
+  }
 }
 
 export { isProducer };

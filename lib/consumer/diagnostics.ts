@@ -1,0 +1,88 @@
+import { errorMessage, errorName } from '../envelope/index.js';
+
+/** What became of a failed delivery, as the failure line reports it. */
+export type FailureOutcome =
+  | { kind: 'retry'; delayMs: number }
+  | { kind: 'nack' }
+  | { kind: 'dead-lettered'; nonRetriable: boolean }
+  | { kind: 'dropped'; nonRetriable: boolean }
+  /** The retry copy or dead-letter record could not be written; the original comes back (Decision D7). */
+  | { kind: 'not-written' };
+
+export interface FailureFacts {
+  /** Null for a poison message, whose URN could not be read. */
+  urn: string | null;
+  messageId: string;
+  topic: string;
+  /** The counted attempt (this delivery included). */
+  attempt: number;
+  maxAttempts: number;
+  /** What failed: the handler's error, the unknown URN, or why the body is poison. */
+  error: unknown;
+  outcome: FailureOutcome;
+}
+
+export interface DeadLetterFacts {
+  urn: string | null;
+  messageId: string;
+  topic: string;
+  deadLetterTopic: string;
+  reason: 'failed' | 'unknown_urn' | 'poison';
+  attempt: number;
+}
+
+/** `12 s`, `1.5 s`, `250 ms`: short and exact enough to compare with the configured policy. */
+function duration(ms: number): string {
+  return ms < 1000 ? `${ms}ms` : `${Math.round(ms / 100) / 10}s`;
+}
+
+function describeOutcome(outcome: FailureOutcome): string {
+  switch (outcome.kind) {
+    case 'retry':
+      return `retry in ${duration(outcome.delayMs)}`;
+    case 'nack':
+      return 'retry by negative acknowledgement';
+    case 'dead-lettered':
+      return outcome.nonRetriable ? 'dead-lettered (not retriable)' : 'dead-lettered';
+    case 'dropped':
+      return outcome.nonRetriable ? 'dropped (not retriable, no dead-letter topic)' : 'dropped (no dead-letter topic)';
+    case 'not-written':
+      return 'left for redelivery (the replacement could not be written)';
+  }
+}
+
+/** A value safe inside key=value: quoted (JSON) when it holds spaces, quotes or `=`. */
+function field(value: string): string {
+  return /^[^\s"=]+$/.test(value) ? value : JSON.stringify(value);
+}
+
+/**
+ * One line per failed delivery (pure), e.g.
+ * `message failed: urn=urn:orders:created id=12:3:-1:0 topic=orders attempt=1/3 outcome="retry in 2s" error="TypeError: boom"`.
+ * Grep-able keys, the full cause last.
+ */
+export function failureLine(facts: FailureFacts): string {
+  const cause = `${errorName(facts.error) ?? 'Error'}: ${errorMessage(facts.error) ?? ''}`;
+  return [
+    'message failed:',
+    `urn=${field(facts.urn ?? '(unreadable)')}`,
+    `id=${field(facts.messageId)}`,
+    `topic=${field(facts.topic)}`,
+    `attempt=${facts.attempt}/${facts.maxAttempts}`,
+    `outcome=${field(describeOutcome(facts.outcome))}`,
+    `error=${field(cause)}`,
+  ].join(' ');
+}
+
+/** One line per record written to the dead-letter topic (pure). */
+export function deadLetterLine(facts: DeadLetterFacts): string {
+  return [
+    'dead-lettered:',
+    `urn=${field(facts.urn ?? '(unreadable)')}`,
+    `id=${field(facts.messageId)}`,
+    `topic=${field(facts.topic)}`,
+    `to=${field(facts.deadLetterTopic)}`,
+    `reason=${facts.reason}`,
+    `attempt=${facts.attempt}`,
+  ].join(' ');
+}

@@ -1,0 +1,64 @@
+/**
+ * How long a retry copy waits on the broker before it is delivered again. Without a policy a retry is due
+ * at once (Decision D3); with one, the copy carries Pulsar's delivery time and `bq-delay` (Decision D8).
+ */
+export interface RetryPolicy {
+  /** `exponential`: initialDelayMs × 2^(retry − 1); `fixed`: initialDelayMs for every retry. */
+  backoff: 'exponential' | 'fixed';
+  /** Delay before the first retry, ms (> 0). */
+  initialDelayMs: number;
+  /** Upper bound of any one delay, ms. Default 300000 (5 min); never below initialDelayMs. */
+  maxDelayMs?: number;
+  /**
+   * Fraction 0..1 of each delay that is randomised, so retries of many messages that failed together spread
+   * out: the delay is drawn uniformly from [delay × (1 − jitter), delay]. 0 (default) = exact delays;
+   * 1 = "full jitter" (anywhere from 0 to the delay).
+   */
+  jitter?: number;
+}
+
+export const DEFAULT_MAX_RETRY_DELAY_MS = 300_000;
+
+/**
+ * The delay (whole ms) before retry number `retry` (1 = the first retry, made after the first delivery
+ * failed). `sample` is a number in [0, 1) drawn by the caller (Math.random in production), so this stays pure.
+ */
+export function retryDelayMs(policy: RetryPolicy | undefined, retry: number, sample = 0): number {
+  if (!policy) return 0;
+  const cap = Math.max(policy.maxDelayMs ?? DEFAULT_MAX_RETRY_DELAY_MS, policy.initialDelayMs);
+  const exponent = policy.backoff === 'exponential' ? Math.max(0, retry - 1) : 0;
+  // Math.min before multiplying further keeps 2^exponent from overflowing into Infinity for large retries.
+  const base = Math.min(cap, policy.initialDelayMs * 2 ** Math.min(exponent, 64));
+  const jitter = policy.jitter ?? 0;
+  const clampedSample = Math.min(Math.max(sample, 0), 1);
+  return Math.round(base * (1 - jitter * clampedSample));
+}
+
+/** Checks a retry policy, with an error naming the option (`where`) and what is allowed. */
+export function checkRetryPolicy(policy: unknown, where: string): RetryPolicy | undefined {
+  if (policy === undefined) return undefined;
+  if (typeof policy !== 'object' || policy === null) {
+    throw new TypeError(`${where} must be an object { backoff, initialDelayMs, maxDelayMs?, jitter? }`);
+  }
+  const { backoff, initialDelayMs, maxDelayMs, jitter, ...rest } = policy as Record<string, unknown>;
+  const unknownKeys = Object.keys(rest);
+  if (unknownKeys.length > 0) {
+    throw new TypeError(
+      `${where} has unknown key(s) ${unknownKeys.join(', ')} (allowed: backoff, initialDelayMs, maxDelayMs, jitter)`,
+    );
+  }
+  if (backoff !== 'exponential' && backoff !== 'fixed') {
+    throw new TypeError(`${where}.backoff must be 'exponential' or 'fixed', got ${String(backoff)}`);
+  }
+  const wholeMs = (name: string, value: unknown, min: number): void => {
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
+      throw new RangeError(`${where}.${name} must be a whole number of ms >= ${min}, got ${String(value)}`);
+    }
+  };
+  wholeMs('initialDelayMs', initialDelayMs, 1);
+  if (maxDelayMs !== undefined) wholeMs('maxDelayMs', maxDelayMs, initialDelayMs as number);
+  if (jitter !== undefined && !(typeof jitter === 'number' && jitter >= 0 && jitter <= 1)) {
+    throw new RangeError(`${where}.jitter must be a fraction from 0 to 1, got ${String(jitter)}`);
+  }
+  return policy as RetryPolicy;
+}
