@@ -7,3 +7,4 @@ export * from './pulsar/websocket/index.js';
 export * from './consumer/index.js';
 export * from './nest/index.js';
 export * from './redrive/index.js';
+export * from './idempotency/index.js';

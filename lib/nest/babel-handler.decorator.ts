@@ -2,12 +2,16 @@ import { UseInterceptors } from '@nestjs/common';
 import { EventPattern } from '@nestjs/microservices';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
 import { failureCapture } from './failure-capture.js';
+import { Idempotent } from '../idempotency/idempotent.interceptor.js';
+import type { IdempotencyOptions } from '../idempotency/store.js';
 
 export interface BabelHandlerOptions {
   /** Free-form metadata kept with the handler (Nest "extras"), e.g. for documentation tooling. */
   extras?: Record<string, unknown>;
   /** This handler's time-out, ms, instead of the server's `handlerTimeoutMs`; 0 = no limit. */
   timeoutMs?: number;
+  /** Skip a message whose `meta.id` this handler already handled (see @Idempotent). */
+  idempotency?: IdempotencyOptions;
 }
 
 /** What @BabelHandler stores in the handler's extras, so the server can name both sides of a clash. */
@@ -31,6 +35,7 @@ export function BabelHandler(urn: string, options: BabelHandlerOptions = {}): Me
       `@BabelHandler timeoutMs must be a whole number of ms (0 = no limit), got ${String(timeoutMs)}`,
     );
   }
+  const idempotent = options.idempotency ? Idempotent(options.idempotency) : undefined;
   return (target, key, descriptor) => {
     const owner = typeof target === 'function' ? target.name : target.constructor.name;
     const extras = {
@@ -44,5 +49,6 @@ export function BabelHandler(urn: string, options: BabelHandlerOptions = {}): Me
     register(target, key, descriptor);
     // Outermost of the method's own interceptors, so it sees what the method pipeline finally threw.
     UseInterceptors(failureCapture)(target, key, descriptor);
+    idempotent?.(target, key, descriptor);
   };
 }
