@@ -96,7 +96,17 @@ export interface ResolvedModuleOptions {
 export const HOOK_NAMES = ['onError', 'onUnknownUrn', 'onRoutingMismatch', 'onDeadLetter'] as const;
 export type HookName = (typeof HOOK_NAMES)[number];
 
-const MODULE_KEYS = ['serviceUrl', 'client', 'auth', 'clientOptions', 'topic', 'consumer', 'hooks', 'logger'] as const;
+const MODULE_KEYS = [
+  'serviceUrl',
+  'client',
+  'auth',
+  'clientOptions',
+  'topic',
+  'consumer',
+  'hooks',
+  'logger',
+  'idempotency',
+] as const;
 const CONSUMER_KEYS = [
   'topics',
   'subscription',
