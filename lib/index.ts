@@ -6,3 +6,5 @@ export type * from './pulsar/client-types.js';
 export * from './pulsar/websocket/index.js';
 export * from './consumer/index.js';
 export * from './nest/index.js';
+export * from './redrive/index.js';
+export * from './idempotency/index.js';

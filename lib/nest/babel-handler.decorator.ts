@@ -3,6 +3,8 @@ import { EventPattern } from '@nestjs/microservices';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
 import { checkRetryPolicy, type RetryPolicy } from '../consumer/index.js';
 import { failureCapture } from './failure-capture.js';
+import { Idempotent } from '../idempotency/idempotent.interceptor.js';
+import type { IdempotencyOptions } from '../idempotency/store.js';
 
 export interface BabelHandlerOptions {
   /** Free-form metadata kept with the handler (Nest "extras"), e.g. for documentation tooling. */
@@ -13,6 +15,8 @@ export interface BabelHandlerOptions {
   maxAttempts?: number;
   /** Spacing of this URN's retries instead of the server's `retryPolicy` (see the README's Retry policy). */
   retryPolicy?: RetryPolicy;
+  /** Skip a message whose `meta.id` this handler already handled (see @Idempotent). */
+  idempotency?: IdempotencyOptions;
 }
 
 /** What @BabelHandler stores in the handler's extras, so the server can name both sides of a clash. */
@@ -43,6 +47,7 @@ export function BabelHandler(urn: string, options: BabelHandlerOptions = {}): Me
     throw new RangeError(`@BabelHandler maxAttempts must be an integer >= 1, got ${String(maxAttempts)}`);
   }
   const retryPolicy = checkRetryPolicy(options.retryPolicy, '@BabelHandler retryPolicy');
+  const idempotent = options.idempotency ? Idempotent(options.idempotency) : undefined;
   return (target, key, descriptor) => {
     const owner = typeof target === 'function' ? target.name : target.constructor.name;
     const extras = {
@@ -58,5 +63,6 @@ export function BabelHandler(urn: string, options: BabelHandlerOptions = {}): Me
     register(target, key, descriptor);
     // Outermost of the method's own interceptors, so it sees what the method pipeline finally threw.
     UseInterceptors(failureCapture)(target, key, descriptor);
+    idempotent?.(target, key, descriptor);
   };
 }

@@ -14,6 +14,7 @@ import type { PulsarClientLike, PulsarConsumerConfig, PulsarMessage, PulsarProdu
 import { canPush, PushFeed } from '../consumer/push-feed.js';
 import { toLibraryClient } from '../pulsar/native/adapter.js';
 import { BabelContext } from './babel.context.js';
+import { runOnce } from '../idempotency/run-once.js';
 import { ConnectionWatch } from './connection-watch.js';
 import type { BabelHandlerExtras } from './babel-handler.decorator.js';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
@@ -296,13 +297,19 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
     const handler = this.getHandlerByPattern(urn);
     if (!handler) throw new Error(`handler for ${urn} disappeared`);
     const context = new BabelContext([envelope, message, topic, urn]);
-    try {
-      const result: unknown = await handler(envelope.data, context);
-      // Nest reports handler failures (after exception filters) as an Observable that errors.
-      if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
-    } catch (reported) {
-      throw describeNestFailure(failureCause(context, reported));
-    }
+    const run = async (): Promise<void> => {
+      try {
+        const result: unknown = await handler(envelope.data, context);
+        // Nest reports handler failures (after exception filters) as an Observable that errors.
+        if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
+      } catch (reported) {
+        throw describeNestFailure(failureCause(context, reported));
+      }
+    };
+    const idempotency = this.options.idempotency;
+    if (!idempotency) return run();
+    if ((await runOnce(idempotency.store, envelope.meta?.id, run)) === 'duplicate')
+      this.logger.log(`skipped ${urn} ${envelope.meta.id}: already handled (idempotency)`);
   }
 
   private hooks(): BabelQueueHooks {

@@ -2,6 +2,7 @@ import { BaseRpcContext } from '@nestjs/microservices';
 import type { Envelope } from '../envelope/index.js';
 import type { PulsarMessage } from '../pulsar/client-types.js';
 import { partitionOf } from '../pulsar/partition.js';
+import { isReplay } from '../redrive/replay.js';
 
 type BabelContextArgs = [envelope: Envelope, message: PulsarMessage, topic: string, urn: string];
 
@@ -52,5 +53,13 @@ export class BabelContext extends BaseRpcContext<BabelContextArgs> {
   /** The message's partition key ('' when it has none): what Key_Shared and partition routing use. */
   getPartitionKey(): string {
     return this.args[1].getPartitionKey();
+  }
+
+  /**
+   * True when an operator redrove this message with `bypass` (the `bq-replay-bypass` property): the handler should
+   * skip external side effects that already happened the first time.
+   */
+  isReplay(): boolean {
+    return isReplay(this.args[1].getProperties());
   }
 }

@@ -4,6 +4,7 @@ import { BabelQueueError } from '../envelope/index.js';
 import { clientKindFor, type PulsarAuthOptions, type PulsarClientKind } from '../pulsar/client-factory.js';
 import type { PulsarClientLike, PulsarConsumer, PulsarProducer, SubscriptionType } from '../pulsar/client-types.js';
 import { parseTopic } from '../pulsar/websocket/index.js';
+import { checkIdempotencyOptions, type IdempotencyOptions } from '../idempotency/store.js';
 import { resolveServerOptions, type BabelPulsarServerOptions } from './server-options.js';
 
 /** How the module's BabelPulsarServer consumes (the server options, minus what the module supplies). */
@@ -70,6 +71,8 @@ export interface BabelQueueModuleOptions {
   hooks?: BabelQueueHooksOption;
   /** Logger of the server's consumers (defaults to a Nest Logger). */
   logger?: ConsumerLogger;
+  /** Every handler skips a message whose `meta.id` was already handled: `{ store }` (see README, Idempotency). */
+  idempotency?: IdempotencyOptions;
 }
 
 /** A useClass / useExisting options factory for forRootAsync. */
@@ -98,7 +101,17 @@ export interface ResolvedModuleOptions {
 export const HOOK_NAMES = ['onError', 'onUnknownUrn', 'onRoutingMismatch', 'onDeadLetter'] as const;
 export type HookName = (typeof HOOK_NAMES)[number];
 
-const MODULE_KEYS = ['serviceUrl', 'client', 'auth', 'clientOptions', 'topic', 'consumer', 'hooks', 'logger'] as const;
+const MODULE_KEYS = [
+  'serviceUrl',
+  'client',
+  'auth',
+  'clientOptions',
+  'topic',
+  'consumer',
+  'hooks',
+  'logger',
+  'idempotency',
+] as const;
 const CONSUMER_KEYS = [
   'topics',
   'subscription',
@@ -312,6 +325,13 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     }
     checkTopicName(consumer.deadLetter, 'options.consumer.deadLetter');
   }
+  if (options.idempotency !== undefined) {
+    try {
+      checkIdempotencyOptions(options.idempotency, 'options.idempotency');
+    } catch (error) {
+      throw new BabelQueueOptionsError((error as Error).message);
+    }
+  }
   if (options.logger !== undefined) {
     const logger = options.logger as Partial<ConsumerLogger> | null;
     if (
@@ -342,6 +362,7 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     }),
     ...(consumer.nackRedeliverTimeoutMs !== undefined && { nackRedeliverTimeoutMs: consumer.nackRedeliverTimeoutMs }),
     ...(options.logger !== undefined && { logger: options.logger }),
+    ...(options.idempotency !== undefined && { idempotency: options.idempotency }),
   };
   if (
     consumer.receiverQueueSize !== undefined &&

@@ -13,6 +13,7 @@ import { createPulsarClient } from '../pulsar/client-factory.js';
 import { BabelPulsarClient } from './babel-pulsar.client.js';
 import { BabelPulsarServer } from './babel-pulsar.server.js';
 import { BABEL_PULSAR_CLIENT } from './constants.js';
+import { BabelQueueRedrive } from '../redrive/babel-queue-redrive.js';
 import { BabelQueueHealthIndicator } from './health.indicator.js';
 import { HOOK_NAMES, resolveModuleOptions, type HookName, type ResolvedModuleOptions } from './module-options.js';
 import { BABEL_QUEUE_CLIENT_HANDLE, BABEL_QUEUE_RESOLVED_OPTIONS, type ClientHandle } from './module-tokens.js';
@@ -172,6 +173,11 @@ export function babelQueueProviders(optionsToken: symbol | string): Provider[] {
     },
     BabelQueueHealthIndicator,
     BabelQueueLifecycle,
+    {
+      provide: BabelQueueRedrive,
+      inject: [BABEL_QUEUE_CLIENT_HANDLE],
+      useFactory: (handle: ClientHandle) => new BabelQueueRedrive(handle.client),
+    },
   ];
 }
 
@@ -182,4 +188,5 @@ export const BABEL_QUEUE_EXPORTS = [
   BabelPulsarServer,
   BabelProducerPool,
   BabelQueueHealthIndicator,
+  BabelQueueRedrive,
 ] as const;

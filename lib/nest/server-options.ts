@@ -1,4 +1,5 @@
 import { checkRetryPolicy, type BabelQueueHooks, type ConsumerLogger, type RetryPolicy } from '../consumer/index.js';
+import type { IdempotencyOptions } from '../idempotency/store.js';
 import type { PulsarClientLike, PulsarProducer, SubscriptionType } from '../pulsar/client-types.js';
 
 /** Where retry and dead-letter producers come from when someone else owns them (the module does). */
@@ -8,6 +9,8 @@ export interface ProducerSource {
 }
 
 export interface BabelPulsarServerOptions extends BabelQueueHooks {
+  /** Every handler skips a message whose `meta.id` was already handled (contract §4.2); see also @Idempotent. */
+  idempotency?: IdempotencyOptions;
   /** A native `pulsar-client` Client or a PulsarWebSocketClient. The server never closes it. */
   client: PulsarClientLike;
   /** One consumer per topic; short (`orders`) or full (`persistent://public/default/orders`) names. */

@@ -1,0 +1,37 @@
+import { UseInterceptors, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import { concat, defer, from, ignoreElements, mergeMap, of, type Observable } from 'rxjs';
+import { BabelContext } from '../nest/babel.context.js';
+import { checkIdempotencyOptions, type IdempotencyOptions, type IdempotencyStore } from './store.js';
+
+/**
+ * Per-handler idempotency as a Nest interceptor: a duplicate `meta.id` completes without calling the handler (so
+ * the message is acknowledged); the id is remembered only once the handler's result completed without error.
+ */
+export class IdempotencyInterceptor implements NestInterceptor {
+  constructor(private readonly store: IdempotencyStore) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const babel = context.switchToRpc().getContext<unknown>();
+    if (!(babel instanceof BabelContext)) return next.handle(); // not a BabelQueue message
+    const id: unknown = babel.getEnvelope().meta?.id;
+    if (typeof id !== 'string' || id === '') return next.handle(); // fail open (contract §4.2)
+    return from(Promise.resolve(this.store.seen(id))).pipe(
+      mergeMap((seen) =>
+        seen
+          ? of(undefined)
+          : concat(
+              next.handle(),
+              defer(async () => {
+                await this.store.remember(id);
+              }).pipe(ignoreElements()),
+            ),
+      ),
+    );
+  }
+}
+
+/** Makes one handler idempotent: `@Idempotent({ store })` beside `@BabelHandler(...)`. */
+export function Idempotent(options: IdempotencyOptions): MethodDecorator {
+  checkIdempotencyOptions(options, '@Idempotent options');
+  return UseInterceptors(new IdempotencyInterceptor(options.store));
+}

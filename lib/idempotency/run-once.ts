@@ -1,0 +1,24 @@
+import type { IdempotencyStore } from './store.js';
+
+/** What runOnce did: ran the handler, or skipped it as a duplicate. */
+export type RunOnceOutcome = 'ran' | 'duplicate';
+
+/**
+ * Runs `handler` unless `id` was already handled (contract §4.2): a duplicate returns without running it (the
+ * transport then acknowledges it); a failure leaves the id unmarked, so a retry or a redrive runs it again; an
+ * empty id runs every time (fail open). Not a lock: two copies delivered at the same moment may both run.
+ */
+export async function runOnce(
+  store: IdempotencyStore,
+  id: unknown,
+  handler: () => Promise<unknown>,
+): Promise<RunOnceOutcome> {
+  if (typeof id !== 'string' || id === '') {
+    await handler();
+    return 'ran';
+  }
+  if (await store.seen(id)) return 'duplicate';
+  await handler();
+  await store.remember(id);
+  return 'ran';
+}

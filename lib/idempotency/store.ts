@@ -1,0 +1,28 @@
+/**
+ * Where handled message ids (`meta.id`) are remembered (contract §4.2). Methods may be sync or async.
+ * `seen` is asked before the handler runs, `remember` only after it succeeded, `forget` lets an id run again.
+ */
+export interface IdempotencyStore {
+  seen(id: string): boolean | Promise<boolean>;
+  remember(id: string): void | Promise<void>;
+  forget(id: string): void | Promise<void>;
+}
+
+/** `idempotency: { store }` on the module (every handler) or on one @BabelHandler / @Idempotent. */
+export interface IdempotencyOptions {
+  store: IdempotencyStore;
+}
+
+export function checkIdempotencyOptions(options: unknown, name: string): asserts options is IdempotencyOptions {
+  const store = (options as { store?: Partial<IdempotencyStore> } | null)?.store;
+  if (
+    !store ||
+    typeof store.seen !== 'function' ||
+    typeof store.remember !== 'function' ||
+    typeof store.forget !== 'function'
+  ) {
+    throw new TypeError(
+      `${name} must be { store } with seen, remember and forget (e.g. new InMemoryIdempotencyStore())`,
+    );
+  }
+}

@@ -1,0 +1,25 @@
+import { BQ } from '../pulsar/binding.js';
+
+/** The value a redrive with `bypass` stamps on `bq-replay-bypass` (ADR-0027). */
+export const REPLAY_BYPASS_VALUE = '1';
+
+/**
+ * True when the message was re-published by a redrive run with `bypass` set: the `bq-replay-bypass` property is
+ * present and non-empty. A handler uses it to skip external side effects (emails, charges) that already ran.
+ */
+export function isReplay(properties: Readonly<Record<string, string>> | undefined): boolean {
+  const value = properties?.[BQ.replayBypass];
+  return typeof value === 'string' && value !== '';
+}
+
+/**
+ * Runs `effect` unless the message is a bypassed replay; returns its result, or undefined when skipped.
+ * For side effects that must not happen twice when an operator redrives with `--bypass`.
+ */
+export async function bypassExternalEffects<T>(
+  properties: Readonly<Record<string, string>> | undefined,
+  effect: () => T | Promise<T>,
+): Promise<T | undefined> {
+  if (isReplay(properties)) return undefined;
+  return await effect();
+}

@@ -1,0 +1,77 @@
+import type { Envelope } from '../envelope/index.js';
+
+/** What happened to one dead-letter record in a redrive run. */
+export type RedriveOutcome =
+  /** Re-published to its target, then acknowledged on the DLQ. */
+  | 'redriven'
+  /** Dry run: it would have been redriven; left in the DLQ. */
+  | 'planned'
+  /** Not picked by the selector (reason, URN, select); left in the DLQ. */
+  | 'skipped'
+  /** Not a BabelQueue envelope (e.g. a poison record) or names no queue to go back to; left in the DLQ. */
+  | 'kept'
+  /** The re-publish failed; left in the DLQ and the run stopped. */
+  | 'failed';
+
+/** A record the selector looks at. */
+export interface RedriveCandidate {
+  envelope: Envelope;
+  /** `dead_letter.reason`, else the `bq-dead-letter-reason` property; '' when neither. */
+  reason: string;
+  urn: string;
+  properties: Readonly<Record<string, string>>;
+}
+
+export interface RedriveOptions {
+  /** The dead-letter topic to read, e.g. `orders.dlq`. */
+  topic: string;
+  /** Re-publish every record here (e.g. a sandbox topic) instead of its `dead_letter.original_queue`. */
+  to?: string;
+  /** Only records with this `dead_letter.reason` (`failed`, `unknown_urn`). */
+  reason?: string;
+  /** Only records with this URN. */
+  urn?: string;
+  /** Only records this returns true for (after `reason` and `urn`). */
+  select?: (candidate: RedriveCandidate) => boolean;
+  /** Read at most this many records (default: all that are there). */
+  max?: number;
+  /** Report what would happen; publish nothing, acknowledge nothing. */
+  dryRun?: boolean;
+  /** Stamp `bq-replay-bypass: "1"` so handlers can skip side effects that already ran. */
+  bypass?: boolean;
+  /**
+   * The DLQ subscription the run reads through (default `babelqueue-redrive`, Exclusive, from the earliest
+   * record). Records it leaves unacknowledged stay in its backlog for the next run.
+   */
+  subscription?: string;
+  /** How long an empty DLQ is waited on before the run ends, ms (default 1000). */
+  idleTimeoutMs?: number;
+  /** Called once per record, in order: the progress line of the CLI. */
+  onItem?: (item: RedriveItem) => void;
+}
+
+export interface RedriveItem {
+  outcome: RedriveOutcome;
+  /** The Pulsar message id of the DLQ record. */
+  dlqMessageId: string;
+  /** `meta.id` ('' for a record that is not an envelope). */
+  id: string;
+  traceId: string;
+  urn: string;
+  reason: string;
+  /** Where it went or would go ('' when skipped before a target was known). */
+  to: string;
+  bypassed: boolean;
+  /** Why it was kept or failed. */
+  detail?: string;
+}
+
+export interface RedriveResult {
+  read: number;
+  redriven: number;
+  planned: number;
+  skipped: number;
+  kept: number;
+  failed: number;
+  items: RedriveItem[];
+}
