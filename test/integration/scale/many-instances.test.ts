@@ -123,7 +123,10 @@ describe(`many instances (${testClientKind()})`, () => {
 
     expect(summary.lost).toBe(0);
     expect(summary.orderViolations).toBe(0);
-    for (const instance of instances) expect(summary.handledPerInstance[instance.name]).toBeGreaterThan(0);
+    // Key_Shared hands each instance the keys of its hash range: with 12 keys one instance may own none, so the
+    // split is checked on Shared (above); here at least two instances must have worked.
+    const working = Object.values(summary.handledPerInstance).filter((handled) => handled > 0);
+    expect(working.length).toBeGreaterThanOrEqual(2);
   });
 
   it('sends a retry copy back to the instance that owns its key on Key_Shared (stable membership)', async () => {
