@@ -86,6 +86,21 @@ function meter(count) {
 
 const subscription = { subscription: 'bench', subscriptionType: 'Shared', subscriptionInitialPosition: 'Earliest' };
 
+/** A raw client's receive + acknowledge loop over N messages. */
+async function receiveLoop(client, topic) {
+  const consumer = await client.subscribe({ topic, ...subscription, receiverQueueSize: 1000 });
+  const m = meter(N);
+  for (let i = 0; i < N; i++) {
+    const message = await consumer.receive(30_000);
+    await consumer.acknowledge(message);
+    m.tick();
+  }
+  const result = await m.finished;
+  await consumer.close();
+  await client.close();
+  return result;
+}
+
 const consumers = {
   async 'raw native, listener'(topic) {
     const client = new Native.Client({ serviceUrl: nativeUrl });
@@ -104,34 +119,9 @@ const consumers = {
     await client.close();
     return result;
   },
-  async 'raw native, receive + acknowledge'(topic) {
-    const client = new Native.Client({ serviceUrl: nativeUrl });
-    const consumer = await client.subscribe({ topic, ...subscription, receiverQueueSize: 1000 });
-    const m = meter(N);
-    for (let i = 0; i < N; i++) {
-      const message = await consumer.receive(30_000);
-      await consumer.acknowledge(message);
-      m.tick();
-    }
-    const result = await m.finished;
-    await consumer.close();
-    await client.close();
-    return result;
-  },
-  async 'raw WebSocket, receive + acknowledge'(topic) {
-    const client = new lib.PulsarWebSocketClient({ serviceUrl: webUrl });
-    const consumer = await client.subscribe({ topic, ...subscription, receiverQueueSize: 1000 });
-    const m = meter(N);
-    for (let i = 0; i < N; i++) {
-      const message = await consumer.receive(30_000);
-      await consumer.acknowledge(message);
-      m.tick();
-    }
-    const result = await m.finished;
-    await consumer.close();
-    await client.close();
-    return result;
-  },
+  'raw native, receive + acknowledge': (topic) => receiveLoop(new Native.Client({ serviceUrl: nativeUrl }), topic),
+  'raw WebSocket, receive + acknowledge': (topic) =>
+    receiveLoop(new lib.PulsarWebSocketClient({ serviceUrl: webUrl }), topic),
 };
 for (const kind of ['native', 'websocket']) {
   for (const concurrency of [1, 8, 32]) {

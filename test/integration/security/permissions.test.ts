@@ -5,18 +5,14 @@
 // handled or dead-lettered as the contract says.
 import 'reflect-metadata';
 import { jest } from '@jest/globals';
-import { Controller, Inject, Injectable, Module } from '@nestjs/common';
-import { Payload } from '@nestjs/microservices';
 import {
-  BabelHandler,
   BabelPulsarClient,
   BabelQueueHealthIndicator,
-  BabelQueueModule,
   PulsarWebSocketClient,
   type BabelQueueModuleOptions,
 } from '../../../lib/index.js';
 import { onNative, uniqueTopic, waitFor } from '../../support/broker.js';
-import { rootModule, startMicroservice } from '../module/support/apps.js';
+import { startWorkApp, Work, WORK } from './support/work.js';
 import {
   OutputRecorder,
   readToken,
@@ -28,28 +24,6 @@ import {
 import { adminRequest, ROLES } from '../../../scripts/lib/secured-broker.mjs';
 
 jest.setTimeout(180_000);
-
-const WORK = 'urn:babel:secured:permissions';
-
-@Injectable()
-class Work {
-  readonly done: string[] = [];
-  readonly failures: string[] = [];
-}
-
-@Controller()
-class WorkController {
-  constructor(@Inject(Work) private readonly work: Work) {}
-
-  @BabelHandler(WORK)
-  handle(@Payload() data: { id: string; fail?: boolean }) {
-    if (data.fail) {
-      this.work.failures.push(data.id);
-      throw new Error(`job ${data.id} failed on purpose`);
-    }
-    this.work.done.push(data.id);
-  }
-}
 
 let broker: SecuredBrokerState;
 
@@ -97,11 +71,7 @@ async function startLimited(topic: string, output: OutputRecorder, maxAttempts: 
     consumer: { maxAttempts, subscriptionInitialPosition: 'Earliest', nackRedeliverTimeoutMs: 500 },
     logger: output.logger,
   } as BabelQueueModuleOptions;
-  @Module({ providers: [Work], exports: [Work] })
-  class WorkModule {}
-  return startMicroservice(
-    rootModule({ imports: [WorkModule, BabelQueueModule.forRoot(options)], controllers: [WorkController] }),
-  );
+  return startWorkApp(options);
 }
 
 const errorLinesAbout = (output: OutputRecorder, text: string) =>

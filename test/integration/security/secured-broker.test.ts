@@ -4,18 +4,14 @@
 // reaches any output the suite can see.
 import 'reflect-metadata';
 import { jest } from '@jest/globals';
-import { Controller, Inject, Injectable, Module } from '@nestjs/common';
-import { Payload } from '@nestjs/microservices';
 import {
-  BabelHandler,
   BabelPulsarClient,
   BabelQueueHealthIndicator,
-  BabelQueueModule,
   PulsarWebSocketClient,
   type BabelQueueModuleOptions,
 } from '../../../lib/index.js';
 import { onNative, uniqueTopic, waitFor } from '../../support/broker.js';
-import { rootModule, startMicroservice } from '../module/support/apps.js';
+import { startWorkApp, Work, WORK } from './support/work.js';
 import {
   OutputRecorder,
   readToken,
@@ -27,28 +23,6 @@ import {
 } from './support/secured.js';
 
 jest.setTimeout(120_000);
-
-const WORK = 'urn:babel:secured:work';
-
-@Injectable()
-class Work {
-  readonly done: string[] = [];
-  readonly failures: string[] = [];
-}
-
-@Controller()
-class WorkController {
-  constructor(@Inject(Work) private readonly work: Work) {}
-
-  @BabelHandler(WORK)
-  handle(@Payload() data: { id: string; fail?: boolean }) {
-    if (data.fail) {
-      this.work.failures.push(data.id);
-      throw new Error(`job ${data.id} failed on purpose`);
-    }
-    this.work.done.push(data.id);
-  }
-}
 
 let broker: SecuredBrokerState;
 const output = new OutputRecorder();
@@ -87,11 +61,7 @@ function moduleOptions(overrides: Partial<BabelQueueModuleOptions>): BabelQueueM
 }
 
 async function start(options: BabelQueueModuleOptions) {
-  @Module({ providers: [Work], exports: [Work] })
-  class WorkModule {}
-  return startMicroservice(
-    rootModule({ imports: [WorkModule, BabelQueueModule.forRoot(options)], controllers: [WorkController] }),
-  );
+  return startWorkApp(options);
 }
 
 describe(`secured broker over TLS (${onNative() ? 'native pulsar+ssl://' : 'WebSocket https://'})`, () => {
