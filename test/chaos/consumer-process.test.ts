@@ -74,14 +74,14 @@ describe(`consumer process stopped mid-stream (${testClientKind()})`, () => {
     expect(summary.handledPerInstance.second).toBeGreaterThan(0);
   });
 
-  it('SIGTERM drains gracefully, then a new process: nothing lost, nothing handled twice', async () => {
+  it('SIGTERM drains gracefully, then a new process: nothing lost, at most the in-flight messages repeated', async () => {
     const { summary, exit } = await stopMidStream('SIGTERM');
     expect(exit).toBe('SIGTERM');
     expect(summary.lost).toBe(0);
-    // A graceful stop acknowledges what it handled, so the next process does not repeat it; the WebSocket API
-    // does not confirm acknowledgements, so there an ack still in flight at the close may come back (at most the
-    // messages in flight).
-    expect(summary.duplicates).toBeLessThanOrEqual(onNative() ? 0 : 4);
+    // A graceful stop acknowledges what it handled, so the next process repeats at most the messages that were in
+    // flight at the stop (4): neither client confirms an acknowledgement before the close (the WebSocket API never
+    // does, the native client groups them), so one sent at the last moment can come back. Delivery is at least once.
+    expect(summary.duplicates).toBeLessThanOrEqual(4);
     expect(summary.handledPerInstance.second).toBeGreaterThan(0);
   });
 });
