@@ -1,8 +1,8 @@
 // Micro-benchmark (not a test): the codec's marginal cost over plain JSON.stringify / JSON.parse
 // of the same message, in ns per message and as a share of a 750 µs broker round trip.
 // Run after the build: `npm run build && node bench/codec.bench.mjs` (BENCH_MS=<ms per case> to tune).
-import { EnvelopeCodec } from '../dist/envelope/index.js';
-import { pulsarProperties, reconcileAttempts, routingUrn, schemaVersionGate } from '../dist/pulsar/binding.js';
+import { EnvelopeCodec } from '../dist/esm/envelope/index.js';
+import { pulsarProperties, reconcileAttempts, routingUrn, schemaVersionGate } from '../dist/esm/pulsar/binding.js';
 
 const ROUND_TRIP_NS = 750_000; // a broker round trip, 750 µs
 const BUDGET = 0.02; // ecosystem budget: 2 % of it

@@ -13,7 +13,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import * as lib from '../dist/index.js';
+import * as lib from '../dist/esm/index.js';
 import { ensureBroker, stopBroker } from '../scripts/lib/broker.mjs';
 import { ensureNativeClient } from '../scripts/lib/native-client.mjs';
 import { ensurePythonPeer } from '../scripts/interop/setup-python.mjs';

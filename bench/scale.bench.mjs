@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { Controller, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Payload } from '@nestjs/microservices';
-import { BabelHandler, BabelPulsarClient, BabelPulsarServer, createPulsarClient } from '../dist/index.js';
+import { BabelHandler, BabelPulsarClient, BabelPulsarServer, createPulsarClient } from '../dist/esm/index.js';
 import { ensureBroker, stopBroker } from '../scripts/lib/broker.mjs';
 
 const COUNT = Number(process.env.BENCH_MESSAGES ?? 1000);

@@ -1,9 +1,9 @@
 // Benchmark (not a test): the consumer's per-message decision cost (inspect + decideSettlement, the pure part of
 // settlement) and its memory, for the paths a message can take. Figures are printed, never asserted.
 // Run with `npm run bench settlement` (builds first). BENCH_MS=<ms per case> to tune.
-import { decideSettlement, inspect } from '../dist/consumer/index.js';
-import { EnvelopeCodec } from '../dist/envelope/index.js';
-import { pulsarProperties } from '../dist/pulsar/binding.js';
+import { decideSettlement, inspect } from '../dist/esm/consumer/index.js';
+import { EnvelopeCodec } from '../dist/esm/envelope/index.js';
+import { pulsarProperties } from '../dist/esm/pulsar/binding.js';
 
 const CASE_MS = Number(process.env.BENCH_MS ?? 500);
 const ROUND_TRIP_NS = 750_000;

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { Controller, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Payload } from '@nestjs/microservices';
-import { BabelHandler, BabelPulsarClient, BabelPulsarServer, PulsarWebSocketClient } from '../dist/index.js';
+import { BabelHandler, BabelPulsarClient, BabelPulsarServer, PulsarWebSocketClient } from '../dist/esm/index.js';
 import { ensureBroker, stopBroker } from '../scripts/lib/broker.mjs';
 
 const COUNT = Number(process.env.BENCH_MESSAGES ?? 2000);

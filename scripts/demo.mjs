@@ -211,7 +211,7 @@ async function main() {
   try {
     say('building the library and the sample app');
     buildSampleApp();
-    const lib = await import(path.join(root, 'dist/index.js'));
+    const lib = await import(path.join(root, 'dist/esm/index.js'));
     // A broker of our own gets the plain topic name; a shared one a unique name, so runs never mix.
     const topic = startedBroker ? 'orders' : `orders-demo-${randomUUID().slice(0, 8)}`;
     const port = await freePort();

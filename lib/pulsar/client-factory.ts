@@ -92,6 +92,9 @@ export function clientKindFor(serviceUrl: unknown, optionName = 'serviceUrl'): P
   );
 }
 
+// Loaded on first use, so the package works without pulsar-client installed. The ESM build (dist/esm) keeps
+// import(); the CommonJS build (dist/cjs) compiles it to require(), which is what a CommonJS host wants: Jest
+// without --experimental-vm-modules cannot run a real import() (pulsar-client is itself CommonJS).
 const dynamicImport = (specifier: string): Promise<unknown> => import(specifier);
 
 function isModuleNotFound(error: unknown): boolean {

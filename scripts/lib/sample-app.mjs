@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Compiles the library (dist/) and the sample app (dist-sample/). */
+/** Compiles the library (dist/esm/) and the sample app (dist-sample/). */
 export function buildSampleApp() {
   for (const project of ['tsconfig.build.json', 'sample-app/tsconfig.json']) {
     const result = spawnSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', project], {

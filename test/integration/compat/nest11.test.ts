@@ -29,17 +29,10 @@ function prepare(): string {
   const target = path.join(dir, 'node_modules', '@babelqueue', 'nestjs-pulsar');
   fs.rmSync(target, { recursive: true, force: true });
   fs.mkdirSync(target, { recursive: true });
-  execFileSync(
-    process.execPath,
-    [
-      path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'),
-      '-p',
-      path.join(root, 'tsconfig.build.json'),
-      '--outDir',
-      path.join(target, 'dist'),
-    ],
-    { stdio: 'pipe' },
-  );
+  // Both builds (dist/esm and dist/cjs), as npm run build makes them.
+  execFileSync(process.execPath, [path.join(root, 'scripts', 'build.mjs'), path.join(target, 'dist')], {
+    stdio: 'pipe',
+  });
   fs.copyFileSync(path.join(root, 'package.json'), path.join(target, 'package.json'));
   fs.copyFileSync(path.join(here, 'nest11-app.mjs'), path.join(dir, 'app.mjs'));
   return dir;

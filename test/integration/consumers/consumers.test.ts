@@ -1,0 +1,246 @@
+// The packed package in the two kinds of consumer project, each installed once in a cache folder outside the
+// clone and run as its users run it, against the real broker:
+// - CommonJS: a default Nest 11 CLI-style project (TypeScript `module: commonjs`, Jest 29 + ts-jest), which
+//   `require`s the package (dist/cjs);
+// - ESM: a Nest 12 project (`"type": "module"`, `module: nodenext`, tsc + the node test runner), which
+//   `import`s it (dist/esm).
+// Each has the README's quick start (its app.module/orders.controller/orders.service, verbatim) and an e2e test
+// that publishes with BabelPulsarClient and waits for the @BabelHandler to handle the message.
+import { jest } from '@jest/globals';
+import { createHash } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readmeFormOf } from '../../../scripts/lib/readme-snippets.mjs';
+import { onNative, serviceUrl, uniqueTopic } from '../../support/broker.js';
+
+jest.setTimeout(480_000);
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../../..');
+const cacheRoot = process.env.BABELQUEUE_PULSAR_CACHE ?? path.join(os.homedir(), '.cache', 'babelqueue-nestjs-pulsar');
+const snippetsDir = path.join(root, 'test/integration/module/readme-snippets');
+const QUICK_START = ['app.module.ts', 'orders.controller.ts', 'orders.service.ts'];
+
+/** Runs a command; returns its stdout and stderr (Jest reports on stderr), or throws with them on failure. */
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): string {
+  const result = spawnSync(command, args, {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+    timeout: 300_000,
+  });
+  const output = `${result.stdout ?? ''}\n${result.stderr ?? ''}`;
+  if (result.status !== 0) {
+    throw new Error(`${command} ${args.join(' ')} failed in ${cwd} (${result.status ?? result.signal}):\n${output}`);
+  }
+  return output;
+}
+
+/** Builds the package into a staging folder and `npm pack`s it there; returns the tarball. */
+function pack(): string {
+  const stage = fs.mkdtempSync(path.join(os.tmpdir(), 'bq-pack-'));
+  run(process.execPath, [path.join(root, 'scripts/build.mjs'), path.join(stage, 'dist')], root);
+  for (const file of ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE']) {
+    fs.copyFileSync(path.join(root, file), path.join(stage, file));
+  }
+  run('npm', ['pack', '--ignore-scripts', '--silent'], stage);
+  const name = fs.readdirSync(stage).find((file) => file.endsWith('.tgz'))!;
+  return path.join(stage, name);
+}
+
+/** A consumer project: installed once (keyed by its package.json), its sources and the packed package fresh. */
+function project(kind: string, manifest: object, files: Record<string, string>, tarball: string): string {
+  const key = createHash('sha256').update(JSON.stringify(manifest)).digest('hex').slice(0, 12);
+  const dir = path.join(cacheRoot, 'consumers', `${kind}-${key}`);
+  const installed = path.join(dir, 'node_modules', '.installed');
+  if (!fs.existsSync(installed)) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2));
+    run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts'], dir);
+    fs.writeFileSync(installed, '');
+  }
+  for (const sub of ['src', 'test', 'dist']) fs.rmSync(path.join(dir, sub), { recursive: true, force: true });
+  for (const [file, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+    fs.writeFileSync(path.join(dir, file), text);
+  }
+  // The package as `npm install <tarball>` lays it out (its one dependency, ws, is in the manifest).
+  const target = path.join(dir, 'node_modules', '@babelqueue', 'nestjs-pulsar');
+  fs.rmSync(target, { recursive: true, force: true });
+  fs.mkdirSync(target, { recursive: true });
+  run('tar', ['-xzf', tarball, '-C', target, '--strip-components=1'], dir);
+  // The native client, when it is the one under test: the copy this clone built (scripts/lib/native-client.mjs).
+  const nativeLink = path.join(dir, 'node_modules', 'pulsar-client');
+  fs.rmSync(nativeLink, { recursive: true, force: true });
+  if (onNative()) fs.symlinkSync(fs.realpathSync(path.join(root, 'node_modules', 'pulsar-client')), nativeLink);
+  return dir;
+}
+
+/** The README's quick-start files, as the README shows them. */
+const quickStart = (): Record<string, string> =>
+  Object.fromEntries(
+    QUICK_START.map((file) => [`src/${file}`, readmeFormOf(fs.readFileSync(path.join(snippetsDir, file), 'utf8'))]),
+  );
+
+/** The e2e test both projects run; `ext` is how the project imports its own files ('' or '.js'). */
+const e2eSpec = (ext: string, framework: string) => `${framework}
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { BabelPulsarServer } from '@babelqueue/nestjs-pulsar';
+import { AppModule } from '../src/app.module${ext}';
+import { InvoicesService } from '../src/orders.controller${ext}';
+import { OrdersService } from '../src/orders.service${ext}';
+
+describe('orders (e2e, real broker)', () => {
+  it('handles the order it publishes', async () => {
+    Logger.overrideLogger(false);
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+    const app = moduleRef.createNestMicroservice({ strategy: moduleRef.get(BabelPulsarServer) });
+    await app.listen();
+    try {
+      const id = await app.get(OrdersService).placeOrder({ id: 7, total: 42 }, 'trace-e2e');
+      const invoices = app.get(InvoicesService);
+      const deadline = Date.now() + 30_000;
+      while (invoices.invoiced.get(7) !== 42) {
+        if (Date.now() > deadline) throw new Error('the order was not handled within 30 s');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      console.log('HANDLED ' + id + ' ' + require_or_import());
+    } finally {
+      await app.close();
+    }
+  });
+});
+`;
+
+const NEST_11 = {
+  '@nestjs/common': '11.1.6',
+  '@nestjs/core': '11.1.6',
+  '@nestjs/microservices': '11.1.6',
+  '@nestjs/testing': '11.1.6',
+};
+const NEST_12 = {
+  '@nestjs/common': '12.1.1',
+  '@nestjs/core': '12.1.1',
+  '@nestjs/microservices': '12.1.1',
+  '@nestjs/testing': '12.1.1',
+};
+const COMMON = { 'reflect-metadata': '0.2.2', rxjs: '7.8.2', ws: '8.18.3' };
+const TS = { typescript: '5.9.3', '@types/node': '20.19.43' };
+
+describe('consumer projects (packed package)', () => {
+  let tarball: string;
+  let env: NodeJS.ProcessEnv;
+
+  beforeAll(() => {
+    tarball = pack();
+    env = { PULSAR_URL: serviceUrl(), ORDERS_TOPIC: uniqueTopic('consumer'), FORCE_COLOR: '0' };
+  });
+
+  afterAll(() => {
+    if (tarball) fs.rmSync(path.dirname(tarball), { recursive: true, force: true });
+  });
+
+  it('CommonJS: a default Nest 11 project (module commonjs, Jest + ts-jest) requires it and handles a message', () => {
+    const manifest = {
+      name: 'consumer-cjs',
+      private: true,
+      dependencies: { ...NEST_11, ...COMMON },
+      devDependencies: { ...TS, jest: '29.7.0', 'ts-jest': '29.4.15', '@types/jest': '29.5.14' },
+    };
+    const dir = project(
+      'cjs-nest11',
+      manifest,
+      {
+        ...quickStart(),
+        // The Nest 11 CLI's tsconfig (module commonjs).
+        'tsconfig.json': JSON.stringify({
+          compilerOptions: {
+            module: 'commonjs',
+            declaration: true,
+            removeComments: true,
+            emitDecoratorMetadata: true,
+            experimentalDecorators: true,
+            allowSyntheticDefaultImports: true,
+            target: 'ES2023',
+            sourceMap: true,
+            outDir: './dist',
+            baseUrl: './',
+            skipLibCheck: true,
+            strictNullChecks: true,
+            forceConsistentCasingInFileNames: true,
+            noImplicitAny: false,
+          },
+        }),
+        // The Nest 11 CLI's test/jest-e2e.json, plus the README's moduleNameMapper for `./x.js` imports.
+        'test/jest-e2e.json': JSON.stringify({
+          moduleFileExtensions: ['js', 'json', 'ts'],
+          rootDir: '.',
+          testEnvironment: 'node',
+          testRegex: '.e2e-spec.ts$',
+          transform: { '^.+\\.(t|j)s$': 'ts-jest' },
+          moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+        }),
+        'test/orders.e2e-spec.ts': e2eSpec(
+          '',
+          "const require_or_import = () => require.resolve('@babelqueue/nestjs-pulsar');",
+        ),
+      },
+      tarball,
+    );
+    const output = run(
+      process.execPath,
+      ['node_modules/jest/bin/jest.js', '--config', './test/jest-e2e.json', '--verbose=false'],
+      dir,
+      env,
+    );
+    expect(output).toMatch(/HANDLED [0-9a-f-]{36} .*dist\/cjs\/index\.js/);
+  });
+
+  it('ESM: a Nest 12 project ("type": "module", module nodenext) imports it and handles a message', () => {
+    const manifest = {
+      name: 'consumer-esm',
+      private: true,
+      type: 'module',
+      dependencies: { ...NEST_12, ...COMMON },
+      devDependencies: { ...TS },
+    };
+    const dir = project(
+      'esm-nest12',
+      manifest,
+      {
+        ...quickStart(),
+        'tsconfig.json': JSON.stringify({
+          compilerOptions: {
+            module: 'nodenext',
+            moduleResolution: 'nodenext',
+            target: 'ES2023',
+            emitDecoratorMetadata: true,
+            experimentalDecorators: true,
+            strictNullChecks: true,
+            skipLibCheck: true,
+            types: ['node'],
+            outDir: './dist',
+            rootDir: '.',
+          },
+          include: ['src', 'test'],
+        }),
+        'test/orders.e2e.test.ts': e2eSpec(
+          '.js',
+          "import { describe, it } from 'node:test';\n" +
+            "const require_or_import = () => import.meta.resolve('@babelqueue/nestjs-pulsar');",
+        ),
+      },
+      tarball,
+    );
+    run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], dir);
+    const output = run(process.execPath, ['--test', '--test-reporter=spec', 'dist/test/orders.e2e.test.js'], dir, env);
+    expect(output).toMatch(/HANDLED [0-9a-f-]{36} .*dist\/esm\/index\.js/);
+  });
+});
