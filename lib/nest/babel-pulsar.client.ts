@@ -7,6 +7,7 @@ import { BQ, isBlankProperty, pulsarProperties } from '../pulsar/binding.js';
 import { createPulsarClient, type PulsarAuthOptions } from '../pulsar/client-factory.js';
 import type { PulsarClientLike, PulsarProducerMessage } from '../pulsar/client-types.js';
 import { parseTopic } from '../pulsar/websocket/index.js';
+import { loadOpenTelemetry, startPublishSpan, type PublishTrace } from '../otel/tracing.js';
 import { BabelProducerPool, type PooledProducerState } from './producer-pool.js';
 import type { ProducerSource } from './server-options.js';
 import { PublishError } from './publish-error.js';
@@ -38,7 +39,10 @@ export interface BabelPulsarClientOptions {
 export interface PublishOptions {
   /** Topic to publish to; defaults to the client's topic. `meta.queue` is its bare name. */
   topic?: string;
-  /** Continue this trace (`trace_id` and `bq-trace-id`); a new UUID when absent or blank. */
+  /**
+   * Continue this trace (`trace_id` and `bq-trace-id`). When absent or blank: the active OpenTelemetry span's trace
+   * id as a UUID if a span is active, else a new UUID.
+   */
   traceId?: string;
   /**
    * The envelope's `meta.id` (and `bq-message-id`); a new UUID when absent. Pass the `messageId` of a
@@ -244,17 +248,37 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
 
   private async publishEnvelope(urn: string, data: unknown, options: PublishOptions): Promise<string> {
     this.assertOpen();
-    const { topic, message, id } = this.prepare(urn, data, options);
-    await this.ensureClient();
-    const producer = await this.producers().producerFor(topic);
+    // OpenTelemetry (an optional peer) is imported once; without it nothing is traced.
+    await loadOpenTelemetry();
+    const topicName = options?.topic ?? this.defaultTopic;
+    const trace =
+      typeof urn === 'string' && urn.trim() !== '' && typeof topicName === 'string' && isData(data)
+        ? startPublishSpan(urn, topicName)
+        : undefined;
+    let prepared: ReturnType<BabelPulsarClient['prepare']>;
     try {
-      await producer.send(message);
+      prepared = this.prepare(urn, data, options, trace);
     } catch (error) {
-      // The id travels with the error: a retry with { id } cannot create a second message.
-      const failure = new PublishError(error, id, topic);
-      this.events.emit('error', failure);
-      throw failure;
+      trace?.end(undefined, error);
+      throw error;
     }
+    const { topic, message, id } = prepared;
+    try {
+      await this.ensureClient();
+      const producer = await this.producers().producerFor(topic);
+      try {
+        await producer.send(message);
+      } catch (error) {
+        // The id travels with the error: a retry with { id } cannot create a second message.
+        const failure = new PublishError(error, id, topic);
+        this.events.emit('error', failure);
+        throw failure;
+      }
+    } catch (error) {
+      trace?.end(id, error);
+      throw error;
+    }
+    trace?.end(id);
     this.setStatus('connected');
     return id;
   }
@@ -264,6 +288,7 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     urn: unknown,
     data: unknown,
     options: PublishOptions,
+    trace?: PublishTrace,
   ): { topic: string; message: PulsarProducerMessage; id: string } {
     if (typeof urn !== 'string' || urn.trim() === '') {
       throw new BabelQueueError(
@@ -292,9 +317,12 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     }
     const headers = checkHeaders(options.headers);
 
+    // Under an active span and without a trace id of its own, the envelope continues the span's trace (as the
+    // other SDKs' OTel publish does), so consumers that ignore traceparent still land in the same trace.
+    const traceId = options.traceId !== undefined && options.traceId.trim() !== '' ? options.traceId : trace?.traceId;
     const envelope = EnvelopeCodec.make(urn, data, {
       queue: bareTopicName(topic),
-      ...(options.traceId !== undefined && { traceId: options.traceId }),
+      ...(traceId !== undefined && { traceId }),
       ...(options.id !== undefined && { id: options.id }),
     });
     let payload: Buffer;
@@ -309,7 +337,8 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
         },
       );
     }
-    const properties: Record<string, string> = { ...headers, ...pulsarProperties(envelope) };
+    // traceparent / tracestate ride as transport properties, never in the envelope; the caller's headers win.
+    const properties: Record<string, string> = { ...trace?.headers, ...headers, ...pulsarProperties(envelope) };
     const message: PulsarProducerMessage = { data: payload, properties };
     if (delay > 0) {
       properties[BQ.delay] = String(delay);

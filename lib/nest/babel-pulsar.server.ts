@@ -20,6 +20,9 @@ import type { BabelHandlerExtras } from './babel-handler.decorator.js';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
 import { failureCause } from './failure-capture.js';
 import { normalizeTopic } from '../pulsar/websocket/index.js';
+import { messageIdText } from '../pulsar/message-id.js';
+import { inProcessSpan, loadOpenTelemetry } from '../otel/tracing.js';
+import { ConsumerMetrics } from '../otel/metrics.js';
 import {
   DeferredProducer,
   isNotAuthorized,
@@ -89,6 +92,7 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
   private lastStatus: BabelServerStatus | null = null;
   private readonly connections = new ConnectionWatch();
   private closing: Promise<void> | null = null;
+  private metrics: ConsumerMetrics | undefined;
   /** `topic message-id` of every write refused for lack of permission that was already logged at error level. */
 
   constructor(private readonly options: BabelPulsarServerOptions) {
@@ -184,6 +188,8 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
   private async start(): Promise<void> {
     if (this.closing) throw new Error('BabelPulsarServer was closed; create a new one to listen again');
     if (this.running.length > 0) return;
+    // OpenTelemetry (an optional peer) is imported once; without it there are no spans and no metrics.
+    if (await loadOpenTelemetry()) this.metrics ??= ConsumerMetrics.create();
     try {
       for (const topic of this.settings.topics) {
         const resources = await this.startTopic(topic);
@@ -280,7 +286,10 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
         dispatch: (urn, envelope, message) => this.dispatch(urn, envelope, message, topic),
         hooks: this.hooks(),
         logger: this.consumerLogger(),
-        onSettled: (event) => this.events.emit('settled', event),
+        onSettled: (event) => {
+          this.metrics?.settled(event);
+          this.events.emit('settled', event);
+        },
         onLoopError: (error) => {
           this.logger.error(`receive on ${topic} failed: ${error.message}`);
           this.events.emit('error', error);
@@ -307,9 +316,23 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
       }
     };
     const idempotency = this.options.idempotency;
-    if (!idempotency) return run();
-    if ((await runOnce(idempotency.store, envelope.meta?.id, run)) === 'duplicate')
-      this.logger.log(`skipped ${urn} ${envelope.meta.id}: already handled (idempotency)`);
+    const work = async (): Promise<void> => {
+      if (!idempotency) return run();
+      if ((await runOnce(idempotency.store, envelope.meta?.id, run)) === 'duplicate')
+        this.logger.log(`skipped ${urn} ${envelope.meta.id}: already handled (idempotency)`);
+    };
+    const traced = () =>
+      inProcessSpan(
+        {
+          urn,
+          topic,
+          envelope,
+          properties: message.getProperties(),
+          pulsarMessageId: messageIdText(message.getMessageId()),
+        },
+        work,
+      );
+    return this.metrics ? this.metrics.around(topic, urn, traced) : traced();
   }
 
   private hooks(): BabelQueueHooks {

@@ -1,0 +1,170 @@
+// OpenTelemetry support. `@opentelemetry/api` is an optional peer: it is imported lazily once (cached), and when
+// it is not installed every function here does nothing. Only types are imported statically (erased at build).
+import type * as OtelApi from '@opentelemetry/api';
+import type { Envelope } from '../envelope/index.js';
+import { formatTraceParent, otelTraceIdOf, parentSpanIdOf, parseTraceParent, uuidOfOtelTraceId } from './trace-id.js';
+
+export type OpenTelemetryApi = typeof OtelApi;
+
+export const INSTRUMENTATION_NAME = '@babelqueue/nestjs-pulsar';
+export const TRACEPARENT = 'traceparent';
+export const TRACESTATE = 'tracestate';
+
+let loading: Promise<OpenTelemetryApi | null> | undefined;
+let loaded: OpenTelemetryApi | null = null;
+
+/** Imports `@opentelemetry/api` once; null when it is not installed. */
+export function loadOpenTelemetry(): Promise<OpenTelemetryApi | null> {
+  loading ??= import('@opentelemetry/api').then(
+    (imported: unknown) => {
+      // Under CommonJS interop the named exports may sit on `default`.
+      const module = imported as Partial<OpenTelemetryApi> & { default?: OpenTelemetryApi };
+      const api =
+        typeof module.trace?.getTracer === 'function' ? (module as OpenTelemetryApi) : (module.default ?? null);
+      loaded = api && typeof api.trace?.getTracer === 'function' ? api : null;
+      return loaded;
+    },
+    () => null,
+  );
+  return loading;
+}
+
+/** The API once loadOpenTelemetry() resolved (null before, or when it is not installed). */
+export function openTelemetry(): OpenTelemetryApi | null {
+  return loaded;
+}
+
+/** A started producer span and what publish must add to the message. */
+export interface PublishTrace {
+  /** traceparent / tracestate (and whatever the global propagator writes). */
+  headers: Record<string, string>;
+  /** The span's trace id as a UUID, for the envelope `trace_id` when the caller gave none. */
+  traceId: string | undefined;
+  end(messageId: string | undefined, error?: unknown): void;
+}
+
+/**
+ * Starts the PRODUCER span `publish <urn>` as a child of the active context. Undefined when OTel is absent or
+ * there is neither an active trace nor a tracer provider (the span context is invalid: nothing is propagated).
+ */
+export function startPublishSpan(urn: string, topic: string): PublishTrace | undefined {
+  const api = loaded;
+  if (!api) return undefined;
+  const tracer = api.trace.getTracer(INSTRUMENTATION_NAME);
+  const span = tracer.startSpan(`publish ${urn}`, {
+    kind: api.SpanKind.PRODUCER,
+    attributes: {
+      'messaging.system': 'pulsar',
+      'messaging.operation': 'publish',
+      'messaging.operation.type': 'send',
+      'messaging.destination.name': topic,
+      'messaging.babelqueue.urn': urn,
+    },
+  });
+  const spanContext = span.spanContext();
+  if (!api.trace.isSpanContextValid(spanContext)) {
+    span.end();
+    return undefined;
+  }
+  const headers: Record<string, string> = {};
+  api.propagation.inject(api.trace.setSpan(api.context.active(), span), headers);
+  headers[TRACEPARENT] = formatTraceParent(spanContext);
+  const state = spanContext.traceState?.serialize();
+  if (state) headers[TRACESTATE] = state;
+  else delete headers[TRACESTATE];
+  return {
+    headers,
+    traceId: uuidOfOtelTraceId(spanContext.traceId),
+    end(messageId, error) {
+      if (messageId !== undefined) span.setAttribute('messaging.message.id', messageId);
+      if (error !== undefined) {
+        span.recordException(error instanceof Error ? error : String(error));
+        span.setStatus({
+          code: api.SpanStatusCode.ERROR,
+          message: error instanceof Error ? error.message : String(error),
+        });
+      }
+      span.end();
+    },
+  };
+}
+
+/**
+ * The parent context of a consumer span: the `traceparent` property when valid, else what the global propagator
+ * extracts, else a remote parent in the trace derived from the envelope's `trace_id` (as the other SDKs do).
+ */
+export function consumerParent(
+  api: OpenTelemetryApi,
+  properties: Record<string, string>,
+  traceId: string | undefined,
+): OtelApi.Context {
+  const root = api.ROOT_CONTEXT;
+  const parsed = parseTraceParent(properties[TRACEPARENT]);
+  if (parsed) {
+    const state = properties[TRACESTATE];
+    return api.trace.setSpanContext(root, {
+      ...parsed,
+      isRemote: true,
+      ...(state && typeof api.createTraceState === 'function' && { traceState: api.createTraceState(state) }),
+    });
+  }
+  const extracted = api.propagation.extract(root, properties);
+  const spanContext = api.trace.getSpanContext(extracted);
+  if (spanContext && api.trace.isSpanContextValid(spanContext)) return extracted;
+  if (typeof traceId !== 'string' || traceId.trim() === '') return root;
+  return api.trace.setSpanContext(root, {
+    traceId: otelTraceIdOf(traceId),
+    spanId: parentSpanIdOf(traceId),
+    traceFlags: api.TraceFlags.SAMPLED,
+    isRemote: true,
+  });
+}
+
+export interface ProcessSpanInput {
+  urn: string;
+  topic: string;
+  envelope: Envelope;
+  properties: Record<string, string>;
+  pulsarMessageId: string;
+}
+
+/**
+ * Runs `work` inside the CONSUMER span `process <urn>` (active for the handler), ending it with the outcome:
+ * OK when `work` resolves, ERROR (with the exception recorded) when it rejects. Without OTel: just `work()`.
+ */
+export async function inProcessSpan<T>(input: ProcessSpanInput, work: () => Promise<T>): Promise<T> {
+  const api = loaded;
+  if (!api) return work();
+  const { urn, topic, envelope, properties } = input;
+  const parent = consumerParent(api, properties, envelope.trace_id);
+  const span = api.trace.getTracer(INSTRUMENTATION_NAME).startSpan(
+    `process ${urn}`,
+    {
+      kind: api.SpanKind.CONSUMER,
+      attributes: {
+        'messaging.system': 'pulsar',
+        'messaging.operation': 'process',
+        'messaging.operation.type': 'process',
+        'messaging.destination.name': topic,
+        'messaging.message.id': envelope.meta?.id ?? '',
+        'messaging.message.conversation_id': envelope.trace_id,
+        'messaging.babelqueue.urn': urn,
+        'messaging.babelqueue.attempts': envelope.attempts,
+        'messaging.pulsar.message_id': input.pulsarMessageId,
+        ...(envelope.meta?.queue !== undefined && { 'messaging.babelqueue.queue': envelope.meta.queue }),
+      },
+    },
+    parent,
+  );
+  try {
+    const result = await api.context.with(api.trace.setSpan(parent, span), work);
+    span.setStatus({ code: api.SpanStatusCode.OK });
+    return result;
+  } catch (error) {
+    span.recordException(error instanceof Error ? error : String(error));
+    span.setStatus({ code: api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+    throw error;
+  } finally {
+    span.end();
+  }
+}
