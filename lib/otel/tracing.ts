@@ -53,12 +53,14 @@ export function startPublishSpan(urn: string, topic: string): PublishTrace | und
   const tracer = api.trace.getTracer(INSTRUMENTATION_NAME);
   const span = tracer.startSpan(`publish ${urn}`, {
     kind: api.SpanKind.PRODUCER,
+    // Contract §4.1: system babelqueue, the URN as the producer's destination; the Pulsar topic beside it.
     attributes: {
-      'messaging.system': 'pulsar',
+      'messaging.system': 'babelqueue',
       'messaging.operation': 'publish',
       'messaging.operation.type': 'send',
-      'messaging.destination.name': topic,
+      'messaging.destination.name': urn,
       'messaging.babelqueue.urn': urn,
+      'messaging.pulsar.topic': topic,
     },
   });
   const spanContext = span.spanContext();
@@ -141,17 +143,18 @@ export async function inProcessSpan<T>(input: ProcessSpanInput, work: () => Prom
     `process ${urn}`,
     {
       kind: api.SpanKind.CONSUMER,
+      // Contract §4.1: system babelqueue, destination meta.queue (the topic when the envelope has none).
       attributes: {
-        'messaging.system': 'pulsar',
+        'messaging.system': 'babelqueue',
         'messaging.operation': 'process',
         'messaging.operation.type': 'process',
-        'messaging.destination.name': topic,
+        'messaging.destination.name': envelope.meta?.queue ?? topic,
+        'messaging.pulsar.topic': topic,
         'messaging.message.id': envelope.meta?.id ?? '',
         'messaging.message.conversation_id': envelope.trace_id,
         'messaging.babelqueue.urn': urn,
         'messaging.babelqueue.attempts': envelope.attempts,
         'messaging.pulsar.message_id': input.pulsarMessageId,
-        ...(envelope.meta?.queue !== undefined && { 'messaging.babelqueue.queue': envelope.meta.queue }),
       },
     },
     parent,

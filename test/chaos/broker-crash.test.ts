@@ -6,7 +6,15 @@ import { Ctx } from '@nestjs/microservices';
 import { BabelContext, BabelHandler } from '../../lib/index.js';
 import { brokerSettings, restartBroker } from '../../scripts/lib/broker.mjs';
 import { startService } from '../support/nest-app.js';
-import { chaosClient, chaosWebUrl, collectDeadLetters, KEY, settleAll, validMessage } from './support/harness.js';
+import {
+  chaosClient,
+  chaosWebUrl,
+  collectDeadLetters,
+  subscribeDeadLetters,
+  KEY,
+  settleAll,
+  validMessage,
+} from './support/harness.js';
 import { Ledger } from './support/ledger.js';
 
 jest.setTimeout(240_000);
@@ -22,10 +30,7 @@ it('broker kill -9 and restart on the same data: nothing lost', async () => {
   });
   const client = chaosClient();
   const ledger = new Ledger('broker kill -9 + restart');
-  const dlq = collectDeadLetters(
-    await client.subscribe({ topic: `${topic}.dlq`, subscription: 'chaos', subscriptionType: 'Shared' }),
-    ledger,
-  );
+  const dlq = collectDeadLetters(await subscribeDeadLetters(client, topic), ledger);
   @Controller()
   class Crash {
     @BabelHandler(URN)

@@ -6,7 +6,14 @@ import { Ctx } from '@nestjs/microservices';
 import { randomBytes } from 'node:crypto';
 import { BabelContext, BabelHandler, EnvelopeCodec } from '../../lib/index.js';
 import { startService } from '../support/nest-app.js';
-import { chaosClient, collectDeadLetters, KEY, settleAll, validMessage } from './support/harness.js';
+import {
+  chaosClient,
+  collectDeadLetters,
+  subscribeDeadLetters,
+  KEY,
+  settleAll,
+  validMessage,
+} from './support/harness.js';
 import { Ledger } from './support/ledger.js';
 
 jest.setTimeout(180_000);
@@ -59,10 +66,7 @@ it('a few thousand hostile messages mixed with valid ones: none lost, the consum
   const topic = `chaos-fuzz-${Date.now()}`;
   const client = chaosClient();
   const ledger = new Ledger('fuzz');
-  const dlq = collectDeadLetters(
-    await client.subscribe({ topic: `${topic}.dlq`, subscription: 'chaos', subscriptionType: 'Shared' }),
-    ledger,
-  );
+  const dlq = collectDeadLetters(await subscribeDeadLetters(client, topic), ledger);
   @Controller()
   class Fuzz {
     @BabelHandler(URN)

@@ -4,7 +4,15 @@ import { Controller } from '@nestjs/common';
 import { Ctx } from '@nestjs/microservices';
 import { BabelContext, BabelHandler } from '../../lib/index.js';
 import { startService } from '../support/nest-app.js';
-import { chaosClient, collectDeadLetters, KEY, nearFrameCap, settleAll, validMessage } from './support/harness.js';
+import {
+  chaosClient,
+  collectDeadLetters,
+  subscribeDeadLetters,
+  KEY,
+  nearFrameCap,
+  settleAll,
+  validMessage,
+} from './support/harness.js';
 import { Ledger } from './support/ledger.js';
 
 jest.setTimeout(120_000);
@@ -14,10 +22,7 @@ it('failing, hanging and oversized messages: none lost, none looping', async () 
   const topic = `chaos-handlers-${Date.now()}`;
   const client = chaosClient();
   const ledger = new Ledger('failing/hanging/oversized handlers');
-  const dlq = collectDeadLetters(
-    await client.subscribe({ topic: `${topic}.dlq`, subscription: 'chaos', subscriptionType: 'Shared' }),
-    ledger,
-  );
+  const dlq = collectDeadLetters(await subscribeDeadLetters(client, topic), ledger);
   const runs = new Map<string, number>();
   @Controller()
   class Handlers {

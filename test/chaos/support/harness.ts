@@ -35,6 +35,20 @@ export function validMessage(urn: string, topic: string, key: string, data: Reco
   return { data: EnvelopeCodec.encodeToBuffer(envelope), properties: { ...pulsarProperties(envelope), [KEY]: key } };
 }
 
+/**
+ * Subscribes an observer to `<topic>.dlq`. A broker just restarted on its data (the broker-crash scenario) can
+ * take a while to serve a new topic, and that wait is not what these scenarios test: up to three tries.
+ */
+export async function subscribeDeadLetters(client: PulsarClientLike, topic: string): Promise<PulsarConsumer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await client.subscribe({ topic: `${topic}.dlq`, subscription: 'chaos', subscriptionType: 'Shared' });
+    } catch (error) {
+      if (attempt >= 3) throw error;
+    }
+  }
+}
+
 /** Reads dead-letter records until stopped, marking each one's key in the ledger. */
 export function collectDeadLetters(consumer: PulsarConsumer, ledger: Ledger): { stop(): Promise<void> } {
   let running = true;

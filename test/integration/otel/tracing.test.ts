@@ -115,8 +115,9 @@ describe('OpenTelemetry tracing (real broker, real OTel SDK)', () => {
     expect(publish!.kind).toBe(SpanKind.PRODUCER);
     expect(publish!.parentSpanContext?.spanId).toBe(request!.spanContext().spanId);
     expect(publish!.attributes).toMatchObject({
-      'messaging.system': 'pulsar',
-      'messaging.destination.name': topic,
+      'messaging.system': 'babelqueue',
+      'messaging.destination.name': URN,
+      'messaging.pulsar.topic': topic,
       'messaging.message.id': id,
     });
     expect(process!.kind).toBe(SpanKind.CONSUMER);
@@ -125,9 +126,10 @@ describe('OpenTelemetry tracing (real broker, real OTel SDK)', () => {
     expect(process!.parentSpanContext?.isRemote).toBe(true);
     expect(process!.status.code).toBe(SpanStatusCode.OK);
     expect(process!.attributes).toMatchObject({
-      'messaging.system': 'pulsar',
+      'messaging.system': 'babelqueue',
       'messaging.operation': 'process',
       'messaging.destination.name': topic,
+      'messaging.pulsar.topic': topic,
       'messaging.message.id': id,
       'messaging.babelqueue.urn': URN,
       'messaging.babelqueue.attempts': 0,
