@@ -11,7 +11,7 @@ import { sleep, uniqueTopic, waitFor, webUrl } from '../../support/broker.js';
 import { startService, type RunningService } from '../../support/nest-app.js';
 import { TcpProxy } from '../websocket/support/tcp-proxy.js';
 
-jest.setTimeout(60_000);
+jest.setTimeout(120_000);
 
 const URN = 'urn:babel:reliability:outage';
 let proxy: TcpProxy;
@@ -83,7 +83,8 @@ it('logs a network cut once when it starts and once when it ends, then consumes 
   proxy.resume();
   const cutEnded = Date.now();
   await waitFor('the reconnect line', () => lines.some((l) => l.includes('reconnected after')), 15_000);
-  expect(Date.now() - cutEnded).toBeLessThan(8000);
+  // Well inside what the old 30 s backoff cap could give after a cut; loose, because the machine may be loaded.
+  expect(Date.now() - cutEnded).toBeLessThan(15_000);
   const down = lines.filter((l) => l.includes('lost its broker connection'));
   const up = lines.filter((l) => l.includes('reconnected after'));
   expect(down).toEqual([expect.stringContaining(topic)]);
@@ -99,7 +100,9 @@ it('notices a silent stall (traffic black-holed, sockets open) through the keepa
   proxy.freeze();
   await waitFor('the outage line', () => lines.some((l) => l.includes('lost its broker connection')), 20_000);
   proxy.thaw();
-  await waitFor('the reconnect line', () => lines.some((l) => l.includes('reconnected after')), 20_000);
+  // A reconnect attempt made while traffic was black-holed waits out its handshake time-out (operationTimeoutMs,
+  // 30 s) before the next one goes through.
+  await waitFor('the reconnect line', () => lines.some((l) => l.includes('reconnected after')), 45_000);
   await publishDirect(topic);
   await waitFor('the message after the stall', () => handled.length === 1);
 });
