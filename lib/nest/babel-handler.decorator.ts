@@ -5,6 +5,7 @@ import { checkRetryPolicy, type RetryPolicy } from '../consumer/index.js';
 import { failureCapture } from './failure-capture.js';
 import { Idempotent } from '../idempotency/idempotent.interceptor.js';
 import type { IdempotencyOptions } from '../idempotency/store.js';
+import { parseTopic } from '../pulsar/websocket/topic.js';
 
 export interface BabelHandlerOptions {
   /** Free-form metadata kept with the handler (Nest "extras"), e.g. for documentation tooling. */
@@ -17,6 +18,15 @@ export interface BabelHandlerOptions {
   retryPolicy?: RetryPolicy;
   /** Skip a message whose `meta.id` this handler already handled (see @Idempotent). */
   idempotency?: IdempotencyOptions;
+  /**
+   * The topic this handler consumes instead of the server's topics (short `payments` or full name). The server
+   * subscribes each distinct topic and subscription once and routes within it.
+   */
+  topic?: string;
+  /** The subscription this handler consumes through instead of the server's `subscription`. */
+  subscription?: string;
+  /** The named registration (`BabelQueueModule.forRoot({ name })`) whose server runs this handler; default: the unnamed one. */
+  connection?: string;
 }
 
 /** What @BabelHandler stores in the handler's extras, so the server can name both sides of a clash. */
@@ -25,6 +35,29 @@ export interface BabelHandlerExtras {
   timeoutMs?: number;
   maxAttempts?: number;
   retryPolicy?: RetryPolicy;
+  topic?: string;
+  subscription?: string;
+  connection?: string;
+}
+
+function optionalName(value: unknown, option: string, example: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.trim() === '')
+    throw new TypeError(`@BabelHandler ${option} must be a non-blank string such as ${example}, got ${String(value)}`);
+  return value.trim();
+}
+
+function optionalTopic(value: unknown): string | undefined {
+  const topic = optionalName(value, 'topic', '"payments"');
+  if (topic === undefined) return undefined;
+  try {
+    parseTopic(topic);
+  } catch (error) {
+    throw new TypeError(`@BabelHandler topic: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
+  }
+  return topic;
 }
 
 /**
@@ -47,6 +80,9 @@ export function BabelHandler(urn: string, options: BabelHandlerOptions = {}): Me
     throw new RangeError(`@BabelHandler maxAttempts must be an integer >= 1, got ${String(maxAttempts)}`);
   }
   const retryPolicy = checkRetryPolicy(options.retryPolicy, '@BabelHandler retryPolicy');
+  const topic = optionalTopic(options.topic);
+  const subscription = optionalName(options.subscription, 'subscription', '"billing"');
+  const connection = optionalName(options.connection, 'connection', '"payments"');
   const idempotent = options.idempotency ? Idempotent(options.idempotency) : undefined;
   return (target, key, descriptor) => {
     const owner = typeof target === 'function' ? target.name : target.constructor.name;
@@ -57,6 +93,9 @@ export function BabelHandler(urn: string, options: BabelHandlerOptions = {}): Me
         ...(timeoutMs !== undefined && { timeoutMs }),
         ...(maxAttempts !== undefined && { maxAttempts }),
         ...(retryPolicy !== undefined && { retryPolicy }),
+        ...(topic !== undefined && { topic }),
+        ...(subscription !== undefined && { subscription }),
+        ...(connection !== undefined && { connection }),
       } satisfies BabelHandlerExtras,
     };
     const register = EventPattern<string>(pattern, BABEL_TRANSPORT, extras) as MethodDecorator;

@@ -2,13 +2,7 @@ import { Logger } from '@nestjs/common';
 import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microservices';
 import { EventEmitter } from 'node:events';
 import { isObservable, lastValueFrom } from 'rxjs';
-import {
-  TopicConsumer,
-  type BabelQueueHooks,
-  type ConsumerLogger,
-  type HandlerPolicy,
-  type SettledEvent,
-} from '../consumer/index.js';
+import { TopicConsumer, type BabelQueueHooks, type ConsumerLogger, type SettledEvent } from '../consumer/index.js';
 import type { Envelope } from '../envelope/index.js';
 import type { PulsarClientLike, PulsarConsumerConfig, PulsarMessage, PulsarProducer } from '../pulsar/client-types.js';
 import { canPush, PushFeed } from '../consumer/push-feed.js';
@@ -16,6 +10,7 @@ import { toLibraryClient } from '../pulsar/native/adapter.js';
 import { BabelContext } from './babel.context.js';
 import { runOnce } from '../idempotency/run-once.js';
 import { ConnectionWatch } from './connection-watch.js';
+import { HandlerRoutes, type Binding, type Route } from './handler-routes.js';
 import type { BabelHandlerExtras } from './babel-handler.decorator.js';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
 import { failureCause } from './failure-capture.js';
@@ -52,6 +47,7 @@ export type BabelServerEvents = {
 
 interface TopicResources {
   consumer: TopicConsumer;
+  subscription: string;
   owned: PulsarProducer[];
   /** Retry / dead-letter producers the broker refused for lack of permission (retried on each write). */
   deferred: DeferredProducer[];
@@ -84,9 +80,10 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
   /** The client the server calls (the native one behind an adapter that evens out its behaviour). */
   private readonly client: PulsarClientLike;
   private readonly events = new EventEmitter();
-  private readonly handlerNames = new Map<string, string>();
-  private readonly handlerTimeouts = new Map<string, number>();
-  private readonly handlerPolicies = new Map<string, HandlerPolicy>();
+  private readonly routes: HandlerRoutes;
+  /** Patterns registered without @BabelHandler, each warned about once. */
+  private readonly foreignPatterns = new Set<string>();
+  private started = false;
   private readonly running: TopicResources[] = [];
   private statusTimer: NodeJS.Timeout | null = null;
   private lastStatus: BabelServerStatus | null = null;
@@ -99,6 +96,7 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
     super();
     this.settings = resolveServerOptions(options);
     this.client = toLibraryClient(options.client);
+    this.routes = new HandlerRoutes(this.settings.topics, this.settings.subscription);
     // An 'error' event without listeners would throw; errors are logged here instead.
     this.events.on('error', () => undefined);
   }
@@ -127,7 +125,20 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
     return this.options.client as T;
   }
 
-  /** Rejects a second handler for one URN, naming both. */
+  /** The registration name this server serves (`BabelQueueModule.forRoot({ name })`); undefined = the unnamed one. */
+  get connectionName(): string | undefined {
+    return this.options.name;
+  }
+
+  /** True once listen() was called (the module warns when a server with handlers is never started). */
+  get wasStarted(): boolean {
+    return this.started;
+  }
+
+  /**
+   * Registers a handler on the topics and subscription its @BabelHandler names (default: the server's), if its
+   * `connection` is this server's name. Rejects a second handler for one URN on one subscription, naming both.
+   */
   override addHandler(
     pattern: unknown,
     callback: MessageHandler,
@@ -136,25 +147,35 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
   ): void {
     const urn = this.normalizePattern(pattern as string);
     const babelExtras = extras[BABEL_HANDLER_EXTRAS] as BabelHandlerExtras | undefined;
+    // Another named registration's handler: its own server runs it.
+    if (babelExtras?.connection !== this.options.name) return;
+    if (!babelExtras) this.warnForeignPattern(urn, isEventHandler);
     const name = babelExtras?.handler ?? 'an unnamed handler';
-    const existing = this.handlerNames.get(urn);
-    if (existing !== undefined || this.messageHandlers.has(urn)) {
-      throw new Error(
-        `two handlers for ${urn} on one BabelPulsarServer: ${existing ?? 'an unnamed handler'} and ${name}`,
-      );
-    }
-    const { maxAttempts, retryPolicy } = babelExtras ?? {};
+    const { maxAttempts, retryPolicy, timeoutMs, topic, subscription } = babelExtras ?? {};
     if (retryPolicy)
       checkDelayable(this.options.retry === 'nack', this.settings.subscriptionType, `${name} retryPolicy`);
-    this.handlerNames.set(urn, name);
-    if (babelExtras?.timeoutMs !== undefined) this.handlerTimeouts.set(urn, babelExtras.timeoutMs);
-    if (maxAttempts !== undefined || retryPolicy !== undefined) {
-      this.handlerPolicies.set(urn, {
-        ...(maxAttempts !== undefined && { maxAttempts }),
-        ...(retryPolicy !== undefined && { retryPolicy }),
-      });
+    if (topic !== undefined && isProducer(this.options.retry)) {
+      throw new TypeError(
+        `${name} names its own topic, but options.retry is a single producer: a retry goes back to its own topic; ` +
+          "use retry 'republish'",
+      );
     }
-    super.addHandler(pattern, callback, isEventHandler, extras);
+    this.routes.add(
+      urn,
+      {
+        handler: callback,
+        name,
+        ...(timeoutMs !== undefined && { timeoutMs }),
+        ...((maxAttempts !== undefined || retryPolicy !== undefined) && {
+          policy: {
+            ...(maxAttempts !== undefined && { maxAttempts }),
+            ...(retryPolicy !== undefined && { retryPolicy }),
+          },
+        }),
+      },
+      { ...(topic !== undefined && { topic }), ...(subscription !== undefined && { subscription }) },
+    );
+    if (!this.messageHandlers.has(urn)) super.addHandler(pattern, callback, isEventHandler, extras);
   }
 
   /**
@@ -171,13 +192,15 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
    */
   describe(): Array<{
     topic: string;
+    subscription: string;
     active: number;
     overdue: number;
     connected: boolean;
     refused: RefusedProducerState[];
   }> {
-    return this.running.map(({ consumer, deferred }) => ({
+    return this.running.map(({ consumer, deferred, subscription }) => ({
       topic: consumer.topic,
+      subscription,
       active: consumer.activeCount,
       overdue: consumer.overdueCount,
       connected: consumer.isConnected(),
@@ -188,13 +211,13 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
   private async start(): Promise<void> {
     if (this.closing) throw new Error('BabelPulsarServer was closed; create a new one to listen again');
     if (this.running.length > 0) return;
+    this.started = true;
     // OpenTelemetry (an optional peer) is imported once; without it there are no spans and no metrics.
     if (await loadOpenTelemetry()) this.metrics ??= ConsumerMetrics.create();
     try {
-      for (const topic of this.settings.topics) {
-        const resources = await this.startTopic(topic);
-        this.running.push(resources);
-      }
+      const bindings = this.routes.subscribed();
+      this.warnFanOut(bindings);
+      for (const binding of bindings) this.running.push(await this.startBinding(binding, bindings));
     } catch (error) {
       this.setStatus('disconnected');
       await this.releaseAll();
@@ -206,7 +229,8 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
     this.statusTimer.unref();
   }
 
-  private async startTopic(topic: string): Promise<TopicResources> {
+  private async startBinding(binding: Binding, all: readonly Binding[]): Promise<TopicResources> {
+    const { topic, routes } = binding;
     const owned: PulsarProducer[] = [];
     const deferred: DeferredProducer[] = [];
     const { client } = this;
@@ -253,7 +277,7 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
       const feed = canPush(client) ? new PushFeed() : undefined;
       const subscription: PulsarConsumerConfig = {
         topic,
-        subscription: this.settings.subscription,
+        subscription: binding.subscription,
         subscriptionType: this.settings.subscriptionType,
         ...(this.options.subscriptionInitialPosition && {
           subscriptionInitialPosition: this.options.subscriptionInitialPosition,
@@ -277,13 +301,17 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
           maxAttempts: this.settings.maxAttempts,
           ...(this.settings.retryPolicy && { retryPolicy: this.settings.retryPolicy }),
         },
-        handlerPolicy: (urn) => this.handlerPolicies.get(urn),
+        handlerPolicy: (urn) => routes.get(urn)?.policy,
         isRetriable: isRetriableNestFailure,
         concurrency: this.settings.concurrency,
         receiveTimeoutMs: this.settings.receiveTimeoutMs,
-        hasHandler: (urn) => this.messageHandlers.has(urn),
-        handlerTimeoutMs: (urn) => this.handlerTimeouts.get(urn) ?? this.settings.handlerTimeoutMs,
-        dispatch: (urn, envelope, message) => this.dispatch(urn, envelope, message, topic),
+        hasHandler: (urn) => routes.has(urn) || this.routes.handledBySibling(binding, urn, all),
+        handlerTimeoutMs: (urn) => routes.get(urn)?.timeoutMs ?? this.settings.handlerTimeoutMs,
+        // A URN only a sibling subscription of this topic handles is that subscription's work: acknowledged here.
+        dispatch: async (urn, envelope, message) => {
+          const route = routes.get(urn);
+          if (route) await this.dispatch(route, urn, envelope, message, topic);
+        },
         hooks: this.hooks(),
         logger: this.consumerLogger(),
         onSettled: (event) => {
@@ -295,16 +323,20 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
           this.events.emit('error', error);
         },
       });
-      return { consumer, owned, deferred };
+      return { consumer, owned, deferred, subscription: binding.subscription };
     } catch (error) {
       await Promise.allSettled(owned.map((producer) => producer.close()));
       throw error;
     }
   }
 
-  private async dispatch(urn: string, envelope: Envelope, message: PulsarMessage, topic: string): Promise<void> {
-    const handler = this.getHandlerByPattern(urn);
-    if (!handler) throw new Error(`handler for ${urn} disappeared`);
+  private async dispatch(
+    { handler }: Route,
+    urn: string,
+    envelope: Envelope,
+    message: PulsarMessage,
+    topic: string,
+  ): Promise<void> {
     const context = new BabelContext([envelope, message, topic, urn]);
     const run = async (): Promise<void> => {
       try {
@@ -335,6 +367,38 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
     return this.metrics ? this.metrics.around(topic, urn, traced) : traced();
   }
 
+  /** A pattern from @EventPattern / @MessagePattern: it runs, but without what @BabelHandler adds. */
+  private warnForeignPattern(pattern: string, isEventHandler: boolean): void {
+    if (this.foreignPatterns.has(pattern)) return;
+    this.foreignPatterns.add(pattern);
+    this.logger.warn(
+      `${isEventHandler ? '@EventPattern' : '@MessagePattern'}('${pattern}') is bound to BabelPulsarServer: use ` +
+        `@BabelHandler('${pattern}') instead, or its failures are reported as "Internal server error" without ` +
+        'their cause' +
+        (isEventHandler ? '' : ' and its return value is dropped (BabelQueue has no replies)') +
+        '. To keep a pattern for another transport off this one, give it that transport: ' +
+        `@EventPattern('${pattern}', Transport.KAFKA)`,
+    );
+  }
+
+  /** Several subscriptions of one topic and retry by re-publish: every subscription receives each retry copy. */
+  private warnFanOut(bindings: readonly Binding[]): void {
+    if (this.options.retry === 'nack') return;
+    const byTopic = new Map<string, string[]>();
+    for (const { topic, subscription } of bindings) {
+      const key = fullTopic(topic);
+      byTopic.set(key, [...(byTopic.get(key) ?? []), subscription]);
+    }
+    for (const [topic, subscriptions] of byTopic) {
+      if (subscriptions.length < 2) continue;
+      this.logger.warn(
+        `${topic} is consumed through ${subscriptions.length} subscriptions (${subscriptions.join(', ')}) with ` +
+          "retry 'republish': a retry copy goes back to the topic, so every one of them receives it (a handler " +
+          "that already succeeded sees the message again). Use retry 'nack', idempotency, or a topic per subscription",
+      );
+    }
+  }
+
   private hooks(): BabelQueueHooks {
     const { onError, onUnknownUrn, onRoutingMismatch, onDeadLetter } = this.options;
     return {
@@ -358,7 +422,15 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
   private pollStatus(): void {
     const states = this.running.map(({ consumer }) => consumer.isConnected());
     const now = Date.now();
-    this.running.forEach(({ consumer }, index) => this.reportConnection(consumer.topic, states[index]!, now));
+    this.running.forEach(({ consumer, subscription }, index) =>
+      this.reportConnection(
+        subscription === this.settings.subscription
+          ? consumer.topic
+          : `${consumer.topic} (subscription ${subscription})`,
+        states[index]!,
+        now,
+      ),
+    );
     if (states.includes(false)) this.setStatus('reconnecting');
     else if (this.running.some(({ consumer }) => consumer.overdueCount > 0)) this.setStatus('stalled');
     else this.setStatus('connected');

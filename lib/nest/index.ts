@@ -35,3 +35,12 @@ export { ProducerNotAuthorizedError } from './refused-producer.js';
 export type { ProducerPurpose, RefusedProducerState } from './refused-producer.js';
 export { clientKindFor, createPulsarClient } from '../pulsar/client-factory.js';
 export type { PulsarAuthOptions, PulsarClientKind, PulsarClientSettings } from '../pulsar/client-factory.js';
+export {
+  getBabelClientToken,
+  getBabelHealthIndicatorToken,
+  getBabelProducerPoolToken,
+  getBabelRedriveToken,
+  getBabelServerToken,
+  getPulsarClientToken,
+  InjectBabelClient,
+} from './registration-tokens.js';

@@ -1,6 +1,7 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import type { BabelQueueModuleOptions } from './module-options.js';
-import { BABEL_QUEUE_EXPORTS, babelQueueProviders } from './module-providers.js';
+import { BabelQueueOptionsError } from './module-options.js';
+import { babelQueueExports, babelQueueProviders } from './module-providers.js';
 
 /** DI token of the options exactly as given to forRoot / returned by the forRootAsync factory. */
 export const BABEL_QUEUE_OPTIONS = Symbol('BABEL_QUEUE_OPTIONS');
@@ -8,6 +9,19 @@ export const BABEL_QUEUE_OPTIONS = Symbol('BABEL_QUEUE_OPTIONS');
 export interface BabelQueueModuleExtras {
   /** Register the module globally (its providers injectable everywhere without importing it). Default false. */
   isGlobal?: boolean;
+  /**
+   * Registers a named connection, next to the unnamed one or other named ones: its client is injected with
+   * `@InjectBabelClient(name)`, its server taken with `getBabelServerToken(name)`, and it runs the handlers
+   * declared `@BabelHandler(urn, { connection: name })`.
+   */
+  name?: string;
+}
+
+function registrationName(name: unknown): string | undefined {
+  if (name === undefined) return undefined;
+  if (typeof name !== 'string' || name.trim() === '')
+    throw new BabelQueueOptionsError(`name must be a non-blank string such as 'billing', got ${String(name)}`);
+  return name.trim();
 }
 
 export const {
@@ -17,12 +31,15 @@ export const {
 } = new ConfigurableModuleBuilder<BabelQueueModuleOptions>({ optionsInjectionToken: BABEL_QUEUE_OPTIONS })
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createBabelQueueOptions')
-  .setExtras<BabelQueueModuleExtras>({ isGlobal: false }, (definition, extras) => ({
-    ...definition,
-    global: extras.isGlobal === true,
-    providers: [...(definition.providers ?? []), ...babelQueueProviders(BABEL_QUEUE_OPTIONS)],
-    exports: [...(definition.exports ?? []), ...BABEL_QUEUE_EXPORTS],
-  }))
+  .setExtras<BabelQueueModuleExtras>({ isGlobal: false, name: undefined }, (definition, extras) => {
+    const name = registrationName(extras.name);
+    return {
+      ...definition,
+      global: extras.isGlobal === true,
+      providers: [...(definition.providers ?? []), ...babelQueueProviders(BABEL_QUEUE_OPTIONS, name)],
+      exports: [...(definition.exports ?? []), ...babelQueueExports(name)],
+    };
+  })
   .build();
 
 /** forRoot(options): the module options plus `isGlobal`. */

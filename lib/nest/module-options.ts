@@ -73,6 +73,12 @@ export interface BabelQueueModuleOptions {
   logger?: ConsumerLogger;
   /** Every handler skips a message whose `meta.id` was already handled: `{ store }` (see README, Idempotency). */
   idempotency?: IdempotencyOptions;
+  /**
+   * The warnings logged at start-up for wiring that would fail in silence (README "Warnings at start-up"):
+   * `true` (default), `false`, or `{ serverNotStartedAfterMs }` (default 5000): how long after the application
+   * started a server with handlers may still be unstarted before it is reported.
+   */
+  startupWarnings?: boolean | { serverNotStartedAfterMs?: number };
 }
 
 /** A useClass / useExisting options factory for forRootAsync. */
@@ -96,6 +102,7 @@ export interface ResolvedModuleOptions {
   /** Ready for the BabelPulsarServer, less client, producers and hooks. */
   server: Omit<BabelPulsarServerOptions, 'client' | 'producers' | HookName>;
   hooks: ResolvedHooks;
+  startupWarnings: { enabled: boolean; serverNotStartedAfterMs: number };
 }
 
 export const HOOK_NAMES = ['onError', 'onUnknownUrn', 'onRoutingMismatch', 'onDeadLetter'] as const;
@@ -111,6 +118,7 @@ const MODULE_KEYS = [
   'hooks',
   'logger',
   'idempotency',
+  'startupWarnings',
 ] as const;
 const CONSUMER_KEYS = [
   'topics',
@@ -379,5 +387,31 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     const message = (error as Error).message.replace(/^options\.(?!client)/, 'options.consumer.');
     throw new BabelQueueOptionsError(message, { cause: error });
   }
-  return { source, topic, server, hooks: resolveHooks(options.hooks) };
+  return {
+    source,
+    topic,
+    server,
+    hooks: resolveHooks(options.hooks),
+    startupWarnings: resolveStartupWarnings(options),
+  };
+}
+
+const DEFAULT_NOT_STARTED_AFTER_MS = 5000;
+
+function resolveStartupWarnings({
+  startupWarnings,
+}: BabelQueueModuleOptions): ResolvedModuleOptions['startupWarnings'] {
+  if (startupWarnings === undefined || startupWarnings === true)
+    return { enabled: true, serverNotStartedAfterMs: DEFAULT_NOT_STARTED_AFTER_MS };
+  if (startupWarnings === false) return { enabled: false, serverNotStartedAfterMs: DEFAULT_NOT_STARTED_AFTER_MS };
+  if (!isObject(startupWarnings))
+    throw new BabelQueueOptionsError('options.startupWarnings must be true, false or { serverNotStartedAfterMs }');
+  checkKeys(startupWarnings, ['serverNotStartedAfterMs'], 'options.startupWarnings');
+  const after = startupWarnings.serverNotStartedAfterMs ?? DEFAULT_NOT_STARTED_AFTER_MS;
+  if (!Number.isInteger(after) || after < 0) {
+    throw new BabelQueueOptionsError(
+      `options.startupWarnings.serverNotStartedAfterMs must be a whole number of ms, got ${String(after)}`,
+    );
+  }
+  return { enabled: true, serverNotStartedAfterMs: after };
 }

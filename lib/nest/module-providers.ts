@@ -1,24 +1,35 @@
 import {
   Inject,
   Injectable,
+  type InjectionToken,
   Logger,
   type OnApplicationShutdown,
   type OnModuleInit,
   type Provider,
 } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
+import { ModuleRef, ModulesContainer } from '@nestjs/core';
 import type { BabelQueueHooks } from '../consumer/index.js';
 import { BabelQueueError } from '../envelope/index.js';
 import { createPulsarClient } from '../pulsar/client-factory.js';
 import { BabelPulsarClient } from './babel-pulsar.client.js';
 import { BabelPulsarServer } from './babel-pulsar.server.js';
-import { BABEL_PULSAR_CLIENT } from './constants.js';
 import { BabelQueueRedrive } from '../redrive/babel-queue-redrive.js';
 import { BabelQueueHealthIndicator } from './health.indicator.js';
 import { HOOK_NAMES, resolveModuleOptions, type HookName, type ResolvedModuleOptions } from './module-options.js';
 import { BABEL_QUEUE_CLIENT_HANDLE, BABEL_QUEUE_RESOLVED_OPTIONS, type ClientHandle } from './module-tokens.js';
 import { BabelProducerPool } from './producer-pool.js';
 import type { BabelPulsarServerOptions } from './server-options.js';
+import {
+  BABEL_QUEUE_NAME,
+  getBabelClientToken,
+  getBabelProducerPoolToken,
+  getBabelHealthIndicatorToken,
+  getBabelRedriveToken,
+  getBabelServerToken,
+  getPulsarClientToken,
+  type RegistrationName,
+} from './registration-tokens.js';
+import { BabelQueueStartupCheck } from './startup-check.js';
 
 /**
  * Resolves a hooks class through DI: the instance registered anywhere in the application when there is one,
@@ -119,9 +130,16 @@ export class BabelQueueLifecycle implements OnApplicationShutdown {
   }
 }
 
-/** Everything BabelQueueModule provides, on top of the options token the builder adds. */
-export function babelQueueProviders(optionsToken: symbol | string): Provider[] {
+/**
+ * Everything BabelQueueModule provides, on top of the options token the builder adds. The services users reach
+ * (server, publisher, Pulsar client, pool, health, redrive) are provided under the registration's tokens only:
+ * the classes for the unnamed registration, tokens of its own name for a named one, so `app.get(BabelPulsarServer)`
+ * never finds a named registration's server.
+ */
+export function babelQueueProviders(optionsToken: symbol | string, name?: string): Provider[] {
+  const t = registrationTokens(name);
   return [
+    { provide: BABEL_QUEUE_NAME, useValue: { name } satisfies RegistrationName },
     {
       provide: BABEL_QUEUE_RESOLVED_OPTIONS,
       inject: [optionsToken],
@@ -141,29 +159,36 @@ export function babelQueueProviders(optionsToken: symbol | string): Provider[] {
       },
     },
     {
-      provide: BABEL_PULSAR_CLIENT,
+      provide: t.pulsar,
       inject: [BABEL_QUEUE_CLIENT_HANDLE],
       useFactory: (handle: ClientHandle) => handle.client,
     },
     {
-      provide: BabelProducerPool,
+      provide: t.pool,
       inject: [BABEL_QUEUE_CLIENT_HANDLE],
       useFactory: (handle: ClientHandle) => new BabelProducerPool(handle.client),
     },
     BabelQueueHooksHost,
     {
-      provide: BabelPulsarServer,
-      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, BABEL_QUEUE_CLIENT_HANDLE, BabelProducerPool, BabelQueueHooksHost],
+      provide: t.server,
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, BABEL_QUEUE_CLIENT_HANDLE, t.pool, BabelQueueHooksHost],
       useFactory: (
         options: ResolvedModuleOptions,
         handle: ClientHandle,
         pool: BabelProducerPool,
         hooks: BabelQueueHooksHost,
-      ) => new BabelPulsarServer({ ...options.server, client: handle.client, producers: pool, ...hooks.serverHooks() }),
+      ) =>
+        new BabelPulsarServer({
+          ...options.server,
+          ...(name !== undefined && { name }),
+          client: handle.client,
+          producers: pool,
+          ...hooks.serverHooks(),
+        }),
     },
     {
-      provide: BabelPulsarClient,
-      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, BABEL_QUEUE_CLIENT_HANDLE, BabelProducerPool],
+      provide: t.client,
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, BABEL_QUEUE_CLIENT_HANDLE, t.pool],
       useFactory: (options: ResolvedModuleOptions, handle: ClientHandle, pool: BabelProducerPool) =>
         new BabelPulsarClient({
           client: handle.client,
@@ -171,22 +196,53 @@ export function babelQueueProviders(optionsToken: symbol | string): Provider[] {
           ...(options.topic !== undefined && { topic: options.topic }),
         }),
     },
-    BabelQueueHealthIndicator,
-    BabelQueueLifecycle,
     {
-      provide: BabelQueueRedrive,
+      provide: t.health,
+      inject: [BABEL_QUEUE_CLIENT_HANDLE, t.pool, t.server],
+      useFactory: (handle: ClientHandle, pool: BabelProducerPool, server: BabelPulsarServer) =>
+        new BabelQueueHealthIndicator(handle, pool, server),
+    },
+    {
+      provide: BabelQueueLifecycle,
+      inject: [t.server, t.client, t.pool, BABEL_QUEUE_CLIENT_HANDLE],
+      useFactory: (
+        server: BabelPulsarServer,
+        publisher: BabelPulsarClient,
+        pool: BabelProducerPool,
+        handle: ClientHandle,
+      ) => new BabelQueueLifecycle(server, publisher, pool, handle),
+    },
+    {
+      provide: t.redrive,
       inject: [BABEL_QUEUE_CLIENT_HANDLE],
       useFactory: (handle: ClientHandle) => new BabelQueueRedrive(handle.client),
+    },
+    {
+      provide: BabelQueueStartupCheck,
+      inject: [ModulesContainer, t.server, BABEL_QUEUE_NAME, BABEL_QUEUE_RESOLVED_OPTIONS],
+      useFactory: (
+        modules: ModulesContainer,
+        server: BabelPulsarServer,
+        registration: RegistrationName,
+        options: ResolvedModuleOptions,
+      ) => new BabelQueueStartupCheck(modules, server, registration, options),
     },
   ];
 }
 
-/** What BabelQueueModule exports. */
-export const BABEL_QUEUE_EXPORTS = [
-  BABEL_PULSAR_CLIENT,
-  BabelPulsarClient,
-  BabelPulsarServer,
-  BabelProducerPool,
-  BabelQueueHealthIndicator,
-  BabelQueueRedrive,
-] as const;
+/** The tokens of the services a registration provides. */
+function registrationTokens(name: string | undefined) {
+  return {
+    pulsar: getPulsarClientToken(name),
+    pool: getBabelProducerPoolToken(name),
+    server: getBabelServerToken(name),
+    client: getBabelClientToken(name),
+    health: getBabelHealthIndicatorToken(name),
+    redrive: getBabelRedriveToken(name),
+  };
+}
+
+/** What a registration exports: the classes when unnamed, its own named tokens otherwise. */
+export function babelQueueExports(name: string | undefined): InjectionToken[] {
+  return Object.values(registrationTokens(name));
+}

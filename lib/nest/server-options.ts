@@ -9,6 +9,11 @@ export interface ProducerSource {
 }
 
 export interface BabelPulsarServerOptions extends BabelQueueHooks {
+  /**
+   * The registration this server serves: it runs only the handlers declared `@BabelHandler(urn, { connection })`
+   * with this name (undefined: those without a connection). The module sets it from `forRoot({ name })`.
+   */
+  name?: string;
   /** Every handler skips a message whose `meta.id` was already handled (contract §4.2); see also @Idempotent. */
   idempotency?: IdempotencyOptions;
   /** A native `pulsar-client` Client or a PulsarWebSocketClient. The server never closes it. */
@@ -150,6 +155,9 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
     throw new TypeError(
       `options.subscriptionInitialPosition must be 'Latest' or 'Earliest', got ${String(options.subscriptionInitialPosition)}`,
     );
+  }
+  if (options.name !== undefined && (typeof options.name !== 'string' || options.name.trim() === '')) {
+    throw new TypeError(`options.name must be a non-blank string, got ${String(options.name)}`);
   }
   positiveInteger('options.nackRedeliverTimeoutMs', options.nackRedeliverTimeoutMs, 0, 0);
   for (const hook of ['onError', 'onUnknownUrn', 'onRoutingMismatch', 'onDeadLetter'] as const) {
