@@ -27,6 +27,8 @@ describe('README snippets', () => {
       'orders.service.ts',
       'orders.controller.ts',
       'main.ts',
+      'bootstrap.ts',
+      'topology.module.ts',
     ]) {
       expect(files).toContain(file);
     }

@@ -5,7 +5,7 @@ import { jest } from '@jest/globals';
 import { ConsoleLogger, Logger, type INestApplication, type INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { AsyncMicroserviceOptions } from '@nestjs/microservices';
-import { BabelPulsarServer } from '../../../lib/index.js';
+import { BabelPulsarClient, BabelPulsarServer } from '../../../lib/index.js';
 import {
   envelopeOf,
   rawClient,
@@ -19,7 +19,8 @@ import {
 jest.setTimeout(90_000);
 
 type Snippets = {
-  main: typeof import('./readme-snippets/main.js');
+  main: typeof import('./readme-snippets/bootstrap.js');
+  topology: typeof import('./readme-snippets/topology.module.js');
   controller: typeof import('./readme-snippets/orders.controller.js');
   service: typeof import('./readme-snippets/orders.service.js');
   asyncModule: typeof import('./readme-snippets/app-async.module.js');
@@ -36,9 +37,12 @@ describe('README snippets (live broker)', () => {
     process.env.PULSAR_URL = serviceUrl();
     process.env.ORDERS_TOPIC = topic;
     process.env.PORT = '0';
+    process.env.PAYMENTS_TOPIC = uniqueTopic('payments');
+    process.env.LEDGER_TOPIC = uniqueTopic('ledger');
     Logger.overrideLogger(false);
     snippets = {
-      main: await import('./readme-snippets/main.js'),
+      main: await import('./readme-snippets/bootstrap.js'),
+      topology: await import('./readme-snippets/topology.module.js'),
       controller: await import('./readme-snippets/orders.controller.js'),
       service: await import('./readme-snippets/orders.service.js'),
       asyncModule: await import('./readme-snippets/app-async.module.js'),
@@ -53,7 +57,7 @@ describe('README snippets (live broker)', () => {
   afterAll(async () => {
     await raw.close();
     Logger.overrideLogger(new ConsoleLogger());
-    for (const key of ['PULSAR_URL', 'ORDERS_TOPIC', 'PORT']) delete process.env[key];
+    for (const key of ['PULSAR_URL', 'ORDERS_TOPIC', 'PORT', 'PAYMENTS_TOPIC', 'LEDGER_TOPIC']) delete process.env[key];
   });
 
   it('forRoot + standalone microservice: publishing and consuming as shown', async () => {
@@ -110,5 +114,23 @@ describe('README snippets (live broker)', () => {
     } finally {
       delete process.env.ORDERS_MAX_ATTEMPTS;
     }
+  });
+
+  it('topology: a handler on its own topic and subscription, and a named registration with its own server', async () => {
+    const { bootstrapPayments, LedgerService, PaymentsController } = snippets.topology;
+    const payments = await bootstrapPayments();
+    app = payments;
+    await payments.get(BabelPulsarClient).publish('urn:babel:payments:refunded', { order_id: 7 });
+    await payments.get(LedgerService).record(8, 12);
+    const controller = payments.get(PaymentsController);
+    await waitFor(
+      'the refund and the ledger entry',
+      () => controller.refunded.length + controller.entries.length === 2,
+    );
+    expect(controller.refunded).toEqual([7]);
+    expect(controller.entries).toEqual([8]);
+    expect(payments.get(BabelPulsarServer).describe()).toEqual([
+      expect.objectContaining({ topic: process.env.PAYMENTS_TOPIC, subscription: 'refunds' }),
+    ]);
   });
 });
