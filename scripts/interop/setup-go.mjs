@@ -69,10 +69,14 @@ function findGo(goMod) {
 
 /** The module versions the peer is built with, from the checked-in go.mod (the SDK's own is the tarball's). */
 export function goVersions(goMod = fs.readFileSync(path.join(sourceDir, 'go.mod'), 'utf8')) {
-  const client = /^\s*github\.com\/apache\/pulsar-client-go\s+(v\S+)/m.exec(goMod);
+  const pinned = (module) => {
+    const match = new RegExp(`^\\s*${module.replace(/[./]/g, '\\$&')}\\s+(v\\S+)`, 'm').exec(goMod);
+    return match ? match[1] : 'unknown';
+  };
   return {
-    'github.com/babelqueue/babelqueue-go': `${GO_SDK.release} (vendored ${GO_SDK.tarball})`,
-    'github.com/apache/pulsar-client-go': client ? client[1] : 'unknown',
+    'github.com/babelqueue/babelqueue-go': `${GO_SDK.release} (vendored ${GO_SDK.tarball}, with its otel module)`,
+    'github.com/apache/pulsar-client-go': pinned('github.com/apache/pulsar-client-go'),
+    'go.opentelemetry.io/otel/sdk': pinned('go.opentelemetry.io/otel/sdk'),
   };
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Makes the Python interop peer runnable: a virtualenv outside the clone with the pinned BabelQueue
-// SDK from PyPI (babelqueue[pulsar], over the official pulsar-client wheel). Idempotent: a ready venv
+// SDK from PyPI (babelqueue[pulsar,otel], over the official pulsar-client wheel, with the OpenTelemetry
+// SDK for the tracing scenarios). Idempotent: a ready venv
 // for the same Python and the same pins is reused (a marker file is written only after it verified).
 //
 //   node scripts/interop/setup-python.mjs          # prints the peer description as JSON
@@ -15,18 +16,26 @@ const MIN_PYTHON = [3, 9];
 const requirementsFile = path.join(peersDir, 'python', 'requirements.txt');
 export const pythonPeerScript = path.join(peersDir, 'python', 'peer.py');
 
-/** The exact pins of requirements.txt: { babelqueue: '1.24.0', 'pulsar-client': '3.13.0' }. */
+/** The exact pins of requirements.txt: { babelqueue: '1.24.0', 'pulsar-client': '3.13.0', 'opentelemetry-sdk': … }. */
 export function pythonPins(text = fs.readFileSync(requirementsFile, 'utf8')) {
   const pins = {};
   for (const line of text.split('\n')) {
     const match = /^([A-Za-z0-9_.-]+)(\[[^\]]*\])?==([^\s#;]+)/.exec(line.trim());
     if (match) pins[match[1].toLowerCase()] = match[3];
   }
-  if (!pins.babelqueue || !pins['pulsar-client']) {
-    throw new InteropSetupError(`${requirementsFile} must pin babelqueue and pulsar-client exactly (name==version)`);
+  if (!pins.babelqueue || !pins['pulsar-client'] || !pins['opentelemetry-sdk']) {
+    throw new InteropSetupError(
+      `${requirementsFile} must pin babelqueue, pulsar-client and opentelemetry-sdk exactly (name==version)`,
+    );
   }
   return pins;
 }
+
+const stepError = (step, code, message, hint) => {
+  const error = new InteropSetupError(`step "${step}" failed: ${message}`, { code, hint });
+  error.step = step;
+  return error;
+};
 
 function findPython() {
   const python = process.env.BQ_INTEROP_PYTHON ?? 'python3';
@@ -60,17 +69,19 @@ function findPython() {
   return { python, version };
 }
 
+const PINNED = ['babelqueue', 'pulsar-client', 'opentelemetry-sdk'];
+
+/** The installed versions when the venv imports what the peer uses (the SDK's otel module too) at the pins. */
 function verify(venvPython, pins) {
   const check = run(venvPython, [
     '-c',
-    'import json, importlib.metadata as m, babelqueue.pulsar_transport, pulsar; ' +
-      'print(json.dumps({"babelqueue": m.version("babelqueue"), "pulsar-client": m.version("pulsar-client")}))',
+    'import json, importlib.metadata as m, babelqueue.pulsar_transport, babelqueue.otel, pulsar, ' +
+      'opentelemetry.sdk.trace.export.in_memory_span_exporter; ' +
+      `print(json.dumps({n: m.version(n) for n in ${JSON.stringify(PINNED)}}))`,
   ]);
   if (check.status !== 0) return null;
   const versions = JSON.parse(check.stdout.trim());
-  return versions.babelqueue === pins.babelqueue && versions['pulsar-client'] === pins['pulsar-client']
-    ? versions
-    : null;
+  return PINNED.every((name) => versions[name] === pins[name]) ? versions : null;
 }
 
 /**
@@ -116,7 +127,7 @@ export async function ensurePythonPeer() {
       });
     }
     log(
-      `pip install -r ${path.relative(process.cwd(), requirementsFile)} (babelqueue[pulsar]==${pins.babelqueue}, pulsar-client==${pins['pulsar-client']})`,
+      `pip install -r ${path.relative(process.cwd(), requirementsFile)} (babelqueue[pulsar,otel]==${pins.babelqueue}, pulsar-client==${pins['pulsar-client']}, opentelemetry-sdk==${pins['opentelemetry-sdk']})`,
     );
     const pip = run(
       venvPython,
@@ -134,18 +145,19 @@ export async function ensurePythonPeer() {
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     if (pip.status !== 0) {
-      throw new InteropSetupError(
+      throw stepError(
+        'pip install',
+        'PIP_FAILED',
         `pip could not install the pinned Python SDK:\n${pip.stderr.trim().split('\n').slice(-15).join('\n')}`,
-        {
-          code: 'PIP_FAILED',
-          hint: 'The interop suite needs PyPI (or a mirror via PIP_INDEX_URL) on the first run.',
-        },
+        'The interop suite needs PyPI (or a mirror via PIP_INDEX_URL) on the first run.',
       );
     }
     const versions = verify(venvPython, pins);
     if (!versions)
-      throw new InteropSetupError(
-        `the venv at ${venv} does not import babelqueue ${pins.babelqueue} / pulsar-client ${pins['pulsar-client']}`,
+      throw stepError(
+        'verify',
+        'SETUP_FAILED',
+        `the venv at ${venv} does not import babelqueue ${pins.babelqueue} (with babelqueue.otel) / pulsar-client ${pins['pulsar-client']} / opentelemetry-sdk ${pins['opentelemetry-sdk']}`,
       );
     fs.writeFileSync(marker, `${JSON.stringify(versions)}\n`);
     return describe(versions, false);
@@ -158,7 +170,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   } catch (error) {
     process.stderr.write(`${error.message}\n`);
     process.stdout.write(
-      `${JSON.stringify({ ok: false, code: error.code ?? 'SETUP_FAILED', reason: error.message })}\n`,
+      `${JSON.stringify({ ok: false, code: error.code ?? 'SETUP_FAILED', step: error.step ?? null, reason: error.message })}\n`,
     );
     process.exit(1);
   }

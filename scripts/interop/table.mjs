@@ -22,6 +22,14 @@ const FEATURES = [
     'numbers',
     'Exact numbers (integer > 2^53, 1.0, -0.0, 1e-07) written by the peer survive our retry copy byte for byte',
   ],
+  [
+    'otel',
+    "OpenTelemetry: a trace started with the producing side's SDK (its OTel publish, or a span around ours) holds the consumer's span",
+  ],
+  [
+    'otel-id',
+    'OpenTelemetry: both consumers map trace_id to the same trace id (UUID byte for byte, upper case or without dashes too; anything else, and the all-zero UUID, SHA-256)',
+  ],
 ];
 const SDKS = [
   ['python', 'Python'],
@@ -128,7 +136,7 @@ for (const [feature, title] of FEATURES) {
 }
 lines.push('');
 lines.push(
-  '"Node → X": this library publishes (BabelPulsarClient, or our server\'s retry / dead-letter writes) and the X SDK consumes; "X → Node": the X SDK publishes and our Nest microservice (BabelPulsarServer, @BabelHandler) consumes. For the trace row the message makes three hops, starting on the side named first.',
+  '"Node → X": this library publishes (BabelPulsarClient, or our server\'s retry / dead-letter writes) and the X SDK consumes; "X → Node": the X SDK publishes and our Nest microservice (BabelPulsarServer, @BabelHandler) consumes. For the trace row the message makes three hops, starting on the side named first. For the OpenTelemetry rows each side traces with its own SDK\'s OpenTelemetry support and records its spans with an in-memory exporter (ours: @opentelemetry/sdk-trace-base; Python: opentelemetry-sdk; Go: go.opentelemetry.io/otel/sdk tracetest), and the test compares the trace ids.',
 );
 lines.push('');
 for (const [i, text] of notes.entries()) lines.push(`[^${i + 1}]: ${cell(text)}`);

@@ -48,4 +48,12 @@ defineInteropSuite({
   delayedPublish: {
     note: `${seam('delayed publish')} adds pulsar-client-go's DeliverAfter and bq-delay.`,
   },
+  // The SDK's otel module (Publish, WrapHandler), with the OpenTelemetry SDK's tracetest in-memory exporter in the peer.
+  otel: {
+    note:
+      "Through trace_id only: the Go SDK's Pulsar transport neither sends nor surfaces headers (PublishWithHeaders " +
+      'falls back to a plain publish), so otel.Publish sends no traceparent and WrapHandler never reads ours. Each ' +
+      'consumer span is a child of the remote parent that both sides derive from trace_id: same trace, but not a ' +
+      'child of the producer span.',
+  },
 });

@@ -57,6 +57,11 @@ defineInteropSuite({
   // Replaced below by a scenario that asserts where the SDK does route.
   routesOnBqJob: 'the Java SDK routes on the body job only and never reads bq-job',
   delayedPublish: {},
+  otel: {
+    unsupported:
+      'the Java SDK 1.0.0 (babelqueue-core, babelqueue-pulsar) has no OpenTelemetry support: no tracing module, no ' +
+      'span, no traceparent (pulsar-client brings opentelemetry-api along, but the SDK never calls it)',
+  },
   overrides: {
     'to-peer:routing': {
       title: 'bq-job ≠ body job → the SDK runs the body-job handler (it ignores bq-job)',

@@ -71,6 +71,8 @@ export interface PeerRecord {
   rawBody: string | null;
   /** The SDK's own re-encoding of the envelope it decoded, where the peer reports it (Go). */
   encodedBody?: string;
+  /** With --otel: the span active in the handler (the SDK's CONSUMER span). */
+  activeSpan?: { traceId: string; spanId: string };
   receivedAt: number;
   forwarded?: { topic: string; urn: string; id: string };
 }
@@ -83,6 +85,21 @@ export interface ProducedLine {
   delayMs: number;
   sentAt: number;
   how: string;
+}
+
+/** A span the peer's SDK finished, from its OpenTelemetry SDK's in-memory exporter (--otel). */
+export interface PeerSpan {
+  name: string;
+  /** PRODUCER, CONSUMER, … */
+  kind: string;
+  /** 32 hex digits. */
+  traceId: string;
+  spanId: string;
+  parentSpanId: string | null;
+  parentRemote: boolean | null;
+  attributes: Record<string, unknown>;
+  /** UNSET, OK or ERROR. */
+  status: string;
 }
 
 export interface PeerMessage {
@@ -101,17 +118,18 @@ const jsonLines = (text: string): any[] =>
     .filter((line) => line.startsWith('{'))
     .map((line) => JSON.parse(line));
 
-/** `peer produce`: publishes each message with the SDK and returns what it printed. */
-export function peerProduce(
+/** `peer produce`: publishes each message with the SDK and returns every JSON line it printed. */
+function runProduce(
   peer: PeerInfo,
   topic: string,
   messages: PeerMessage[] | string,
-  timeoutMs = 30_000,
-): Promise<ProducedLine[]> {
-  return new Promise((resolve, reject) => {
+  extra: string[],
+  timeoutMs: number,
+) {
+  return new Promise<any[]>((resolve, reject) => {
     const child = spawn(
       peer.command,
-      [...peer.args, 'produce', '--service-url', serviceUrl(), '--topic', topic, '--input', '-'],
+      [...peer.args, 'produce', '--service-url', serviceUrl(), '--topic', topic, '--input', '-', ...extra],
       {
         stdio: ['pipe', 'pipe', 'pipe'],
       },
@@ -128,11 +146,36 @@ export function peerProduce(
         reject(new Error(`${peer.sdk} peer produce exited with ${code ?? signal}\n${stderr.trim()}`));
         return;
       }
-      resolve(jsonLines(stdout).filter((line) => line.event === 'produced'));
+      resolve(jsonLines(stdout));
     });
     // A string is sent as is: JSON text with numbers JavaScript cannot hold (2^64, 1.0).
     child.stdin.end(typeof messages === 'string' ? messages : JSON.stringify(messages));
   });
+}
+
+/** `peer produce`: publishes each message with the SDK and returns what it printed. */
+export async function peerProduce(
+  peer: PeerInfo,
+  topic: string,
+  messages: PeerMessage[] | string,
+  timeoutMs = 30_000,
+): Promise<ProducedLine[]> {
+  const lines = await runProduce(peer, topic, messages, [], timeoutMs);
+  return lines.filter((line) => line.event === 'produced');
+}
+
+/** `peer produce --otel`: publishes with the SDK's OpenTelemetry publish; also returns the spans it recorded. */
+export async function peerProduceTraced(
+  peer: PeerInfo,
+  topic: string,
+  messages: PeerMessage[],
+  timeoutMs = 30_000,
+): Promise<{ produced: ProducedLine[]; spans: PeerSpan[] }> {
+  const lines = await runProduce(peer, topic, messages, ['--otel'], timeoutMs);
+  return {
+    produced: lines.filter((line) => line.event === 'produced'),
+    spans: lines.find((line) => line.event === 'spans')?.spans ?? [],
+  };
 }
 
 export interface ConsumeOptions {
@@ -150,6 +193,8 @@ export interface ConsumeOptions {
   forward?: Record<string, { topic: string; urn: string }>;
   maxAttempts?: number;
   deadLetter?: boolean;
+  /** Wrap every handler in the SDK's OpenTelemetry consumer span; spans() then gives what it recorded. */
+  otel?: boolean;
   timeoutMs?: number;
 }
 
@@ -158,6 +203,8 @@ export interface RunningPeerConsumer {
   finished: Promise<PeerRecord[]>;
   /** Records written so far. */
   records(): PeerRecord[];
+  /** With `otel`: the spans the peer printed when it stopped (empty before). */
+  spans(): PeerSpan[];
   /** Stops the peer (SIGTERM) if it is still running. */
   stop(): Promise<void>;
 }
@@ -189,6 +236,7 @@ export async function startPeerConsumer(peer: PeerInfo, options: ConsumeOptions)
   for (const [urn, times] of Object.entries(options.fail ?? {})) args.push('--fail', `${urn}=${times}`);
   for (const [urn, to] of Object.entries(options.forward ?? {})) args.push('--forward', `${urn}=${to.topic}=${to.urn}`);
   if (options.deadLetter) args.push('--dead-letter');
+  if (options.otel) args.push('--otel');
 
   const child = spawn(peer.command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
@@ -221,9 +269,12 @@ export async function startPeerConsumer(peer: PeerInfo, options: ConsumeOptions)
       () => reject(new Error(`${peer.sdk} peer consumer did not become ready in 30 s\n${stderr}`)),
       30_000,
     );
+    let ready = false;
     child.stdout.on('data', (chunk) => {
       stdout += chunk;
-      if (jsonLines(stdout).some((line) => line.event === 'ready')) {
+      // Complete lines only: a long line (the spans) may arrive in several chunks.
+      if (!ready && jsonLines(stdout.slice(0, stdout.lastIndexOf('\n') + 1)).some((line) => line.event === 'ready')) {
+        ready = true;
         clearTimeout(timer);
         resolve();
       }
@@ -238,6 +289,7 @@ export async function startPeerConsumer(peer: PeerInfo, options: ConsumeOptions)
   return {
     finished,
     records: () => (exited ? [] : read()),
+    spans: () => jsonLines(stdout).find((line) => line.event === 'spans')?.spans ?? [],
     stop: async () => {
       if (exited) return;
       child.kill('SIGTERM');

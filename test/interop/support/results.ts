@@ -15,6 +15,8 @@ export const FEATURES = {
   'dead-letter': "Dead-letter record decodes with the other side's codec (accepted, dead_letter block intact)",
   trace: 'One trace_id kept across three hops',
   numbers: 'Exact numbers (integer > 2^53, 1.0, -0.0, 1e-07) survive our retry copy byte for byte',
+  otel: "OpenTelemetry: a trace started with one side's SDK holds the other side's consumer span",
+  'otel-id': 'OpenTelemetry: both sides map trace_id to the same trace id (UUID byte for byte, else SHA-256)',
 } as const;
 export type FeatureId = keyof typeof FEATURES;
 

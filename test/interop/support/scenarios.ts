@@ -4,7 +4,8 @@
 import 'reflect-metadata';
 import { Controller } from '@nestjs/common';
 import { Ctx, Payload } from '@nestjs/microservices';
-import { randomUUID } from 'node:crypto';
+import { context, SpanKind, trace, type SpanContext } from '@opentelemetry/api';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   BabelContext,
   BabelHandler,
@@ -14,10 +15,13 @@ import {
   type PulsarClientLike,
 } from '../../../lib/index.js';
 import { BabelPulsarClient } from '../../../lib/nest/babel-pulsar.client.js';
+import { otelTraceIdOf, parentSpanIdOf, uuidOfOtelTraceId } from '../../../lib/otel/trace-id.js';
 import { newClient, uniqueTopic, waitFor } from '../../support/broker.js';
 import { startService, type RunningService } from '../../support/nest-app.js';
+import { withTracing } from './otel.js';
 import {
   peerProduce,
+  peerProduceTraced,
   setupPeer,
   startPeerConsumer,
   type PeerInfo,
@@ -46,6 +50,11 @@ export interface PeerProfile {
   routesOnBqJob: true | string;
   /** How the peer publishes with a delay: a caveat for the table, or a reason it cannot. */
   delayedPublish: { note?: string } | { unsupported: string };
+  /**
+   * The SDK's OpenTelemetry support (publish and handler wrapper), which the peer runs with --otel: a caveat for
+   * the table, or why the SDK has none (the tracing scenarios are then recorded as not run).
+   */
+  otel: { note?: string } | { unsupported: string };
   /** Shared scenarios this SDK replaces, keyed `<direction>:<first feature>`. */
   overrides?: Partial<Record<`${Direction}:${FeatureId}`, ScenarioOverride>>;
   /** SDK-specific tests beyond the matrix (run, not recorded in it). */
@@ -681,6 +690,223 @@ export function defineInteropSuite(profile: PeerProfile): void {
         expect(seen[0]!.envelope.meta.id).not.toBe(id);
         return `we minted the trace id (UUID v4) → the ${peer.sdk} handler published onward with the trace id it decoded → our handler: same trace_id and bq-trace-id, meta.lang "${profile.lang}", a new meta.id`;
       },
+    );
+
+    // ---------------------------------------------------------------- OpenTelemetry across SDKs
+
+    // Each side traces with its own SDK's OpenTelemetry support into an in-memory exporter: ours in this Jest
+    // process (withTracing), the peer's in its process (--otel prints its spans). No SDK's Pulsar transport but ours
+    // carries traceparent, so the trace crosses through the envelope's trace_id.
+    const URN_OTEL = 'urn:babel:interop:otel.traced';
+    const otelExtra =
+      'unsupported' in profile.otel ? { unsupported: profile.otel.unsupported } : { note: profile.otel.note };
+    scenario(
+      'from-peer',
+      'otel',
+      "the SDK's OpenTelemetry publish starts a trace → our process span (active in the handler) is in it",
+      (peer) =>
+        withTracing(async (tracing) => {
+          const topic = uniqueTopic(`interop-${sdk}-otel`);
+          const seen: Array<{ seen: Seen; active: SpanContext | undefined }> = [];
+          await service(topic, URN_OTEL, (data, ctx) => {
+            seen.push({ seen: snapshot(data, ctx), active: trace.getActiveSpan()?.spanContext() });
+          });
+          const traced = await peerProduceTraced(peer, topic, [{ urn: URN_OTEL, data: { n: 1 } }]);
+          const produced = traced.produced[0]!;
+          await waitFor('our process span', () => tracing.spans(`process ${URN_OTEL}`).length === 1);
+          expect(traced.spans).toHaveLength(1);
+          const publishSpan = traced.spans[0]!;
+          expect(publishSpan).toMatchObject({
+            name: `publish ${URN_OTEL}`,
+            kind: 'PRODUCER',
+            parentSpanId: null,
+            attributes: {
+              'messaging.system': 'babelqueue',
+              'messaging.operation': 'publish',
+              'messaging.destination.name': URN_OTEL,
+              'messaging.message.id': produced.id,
+            },
+          });
+          const { seen: s, active } = seen[0]!;
+          const traceId = publishSpan.traceId;
+          expect(s.envelope.meta.id).toBe(produced.id);
+          // The SDK wrote its producer span's trace id, as a UUID, into trace_id; no traceparent travelled.
+          expect(s.traceId).toBe(uuidOfOtelTraceId(traceId));
+          expect(s.properties.traceparent).toBeUndefined();
+          const process = tracing.spans(`process ${URN_OTEL}`)[0]!;
+          expect(process.kind).toBe(SpanKind.CONSUMER);
+          expect(process.spanContext().traceId).toBe(traceId);
+          expect(process.parentSpanContext?.spanId).toBe(parentSpanIdOf(s.traceId));
+          expect(process.parentSpanContext?.isRemote).toBe(true);
+          expect(process.attributes).toMatchObject({
+            'messaging.system': 'babelqueue',
+            'messaging.operation': 'process',
+            'messaging.destination.name': topic,
+            'messaging.message.id': produced.id,
+            'messaging.message.conversation_id': s.traceId,
+            'messaging.babelqueue.attempts': 0,
+          });
+          expect(active).toMatchObject({ traceId, spanId: process.spanContext().spanId });
+          return (
+            `${peer.sdk} ${produced.how} recorded a root PRODUCER span "publish <urn>" (trace ${traceId}) and wrote it into trace_id ` +
+            `as ${s.traceId}, with no traceparent property; our CONSUMER span "process <urn>" has trace id ${traceId}, its remote ` +
+            `parent derived from trace_id, and was the active span in our handler`
+          );
+        }),
+      otelExtra,
+    );
+
+    scenario(
+      'to-peer',
+      'otel',
+      "a span active around BabelPulsarClient.publish → the SDK's OpenTelemetry consumer span has our trace id",
+      (peer) =>
+        withTracing(async (tracing) => {
+          const topic = uniqueTopic(`interop-${sdk}-otel`);
+          const consumer = await peerConsumer(peer, {
+            topic,
+            subscription: `peer-${sdk}`,
+            handle: [URN_OTEL],
+            count: 1,
+            otel: true,
+          });
+          const root = tracing.tracer.startSpan('interop request');
+          const id = await context.with(trace.setSpan(context.active(), root), () =>
+            publisher.publish(URN_OTEL, { n: 1 }, { topic }),
+          );
+          root.end();
+          const [record] = await consumer.finished;
+          const traceId = root.spanContext().traceId;
+          const publishSpan = tracing.spans(`publish ${URN_OTEL}`)[0]!;
+          expect(publishSpan.spanContext().traceId).toBe(traceId);
+          expect(publishSpan.parentSpanContext?.spanId).toBe(root.spanContext().spanId);
+          expect(record!.envelope.meta.id).toBe(id);
+          expect(record!.envelope.trace_id).toBe(uuidOfOtelTraceId(traceId));
+          expect(record!.properties.traceparent).toBe(`00-${traceId}-${publishSpan.spanContext().spanId}-01`);
+          const peerSpans = consumer.spans();
+          expect(peerSpans).toHaveLength(1);
+          const process = peerSpans[0]!;
+          expect(process).toMatchObject({
+            name: `process ${URN_OTEL}`,
+            kind: 'CONSUMER',
+            traceId,
+            // Derived from trace_id as ours is: the SDK did not read the traceparent property.
+            parentSpanId: parentSpanIdOf(record!.envelope.trace_id),
+            parentRemote: true,
+            attributes: {
+              'messaging.system': 'babelqueue',
+              'messaging.operation': 'process',
+              'messaging.destination.name': topic,
+              'messaging.message.id': id,
+              'messaging.message.conversation_id': record!.envelope.trace_id,
+              'messaging.babelqueue.attempts': 0,
+            },
+          });
+          expect(record!.activeSpan).toEqual({ traceId, spanId: process.spanId });
+          return (
+            `our root span → BabelPulsarClient.publish: PRODUCER span "publish <urn>" in trace ${traceId}, trace_id ${record!.envelope.trace_id} ` +
+            `and a traceparent property; the ${peer.sdk} SDK's handler wrapper recorded a CONSUMER span "process <urn>" with trace id ` +
+            `${traceId} (active in its handler), its remote parent derived from trace_id (the traceparent property unread), ` +
+            `attributes system babelqueue, destination the topic, message id, conversation_id = trace_id, attempts 0`
+          );
+        }),
+      otelExtra,
+    );
+
+    // Envelope trace_id → OTel trace id: a UUID byte for byte (upper case or without dashes too), anything else
+    // (and the all-zero id OTel calls invalid) the first 16 bytes of its SHA-256. Both consumers trace the same
+    // messages; each side's process span must land in the same trace, derived the same way.
+    const URN_OTEL_ID = 'urn:babel:interop:otel.trace-id';
+    const sha16 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 32);
+    const MAPPED_TRACE_IDS: Array<[traceId: string, otel: string]> = [
+      ['order-1042 ☕ not a uuid', sha16('order-1042 ☕ not a uuid')],
+      ['ABCDEF01-2345-6789-ABCD-EF0123456789', 'abcdef0123456789abcdef0123456789'],
+      ['0123456789abcdef0123456789abcdef', '0123456789abcdef0123456789abcdef'],
+      ['00000000-0000-0000-0000-000000000000', sha16('00000000-0000-0000-0000-000000000000')],
+    ];
+    const sameTraceIds = (peer: PeerInfo, producer: 'node' | 'peer') =>
+      withTracing(async (tracing) => {
+        const topic = uniqueTopic(`interop-${sdk}-otel-id`);
+        await service(topic, URN_OTEL_ID, () => undefined);
+        const consumer = await peerConsumer(peer, {
+          topic,
+          subscription: `peer-${sdk}`,
+          handle: [URN_OTEL_ID],
+          count: MAPPED_TRACE_IDS.length,
+          otel: true,
+        });
+        if (producer === 'peer') {
+          await peerProduce(
+            peer,
+            topic,
+            MAPPED_TRACE_IDS.map(([traceId], n) => ({ urn: URN_OTEL_ID, data: { n }, traceId })),
+          );
+        } else {
+          // As a producer without OpenTelemetry would: our codec and projection, no traceparent.
+          const producerHandle = await ws.createProducer({ topic });
+          try {
+            for (const [n, [traceId]] of MAPPED_TRACE_IDS.entries()) {
+              const envelope = EnvelopeCodec.make(URN_OTEL_ID, { n }, { queue: topic, traceId });
+              await producerHandle.send({
+                data: EnvelopeCodec.encodeToBuffer(envelope),
+                properties: pulsarProperties(envelope),
+              });
+            }
+          } finally {
+            await producerHandle.close();
+          }
+        }
+        const records = await consumer.finished;
+        await waitFor(
+          'our process spans',
+          () => tracing.spans(`process ${URN_OTEL_ID}`).length === MAPPED_TRACE_IDS.length,
+        );
+        const byConversation = (entries: Array<{ conversation: unknown; traceId: string; parent: unknown }>) =>
+          Object.fromEntries(entries.map((e) => [String(e.conversation), { traceId: e.traceId, parent: e.parent }]));
+        const ours = byConversation(
+          tracing.spans(`process ${URN_OTEL_ID}`).map((span) => ({
+            conversation: span.attributes['messaging.message.conversation_id'],
+            traceId: span.spanContext().traceId,
+            parent: span.parentSpanContext?.spanId,
+          })),
+        );
+        const theirs = byConversation(
+          consumer
+            .spans()
+            .filter((span) => span.name === `process ${URN_OTEL_ID}`)
+            .map((span) => ({
+              conversation: span.attributes['messaging.message.conversation_id'],
+              traceId: span.traceId,
+              parent: span.parentSpanId,
+            })),
+        );
+        const expected = Object.fromEntries(
+          MAPPED_TRACE_IDS.map(([traceId, otel]) => [traceId, { traceId: otel, parent: parentSpanIdOf(traceId) }]),
+        );
+        expect(records.map((r) => r.envelope.trace_id).sort()).toEqual(MAPPED_TRACE_IDS.map(([t]) => t).sort());
+        expect(MAPPED_TRACE_IDS.every(([traceId, otel]) => otelTraceIdOf(traceId) === otel)).toBe(true);
+        expect(theirs).toEqual(expected);
+        expect(ours).toEqual(expected);
+        const by = producer === 'peer' ? `${peer.sdk} published` : 'we published (no traceparent)';
+        return (
+          `${by} trace_ids ${MAPPED_TRACE_IDS.map(([t]) => JSON.stringify(t)).join(', ')}; the ${peer.sdk} SDK's consumer spans ` +
+          `and ours got the same trace ids (${MAPPED_TRACE_IDS.map(([, o]) => o).join(', ')}: SHA-256 for the non-UUID and the ` +
+          `all-zero id, the bytes of the upper-case and the dashless UUID) and the same derived remote parent span ids`
+        );
+      });
+    scenario(
+      'from-peer',
+      'otel-id',
+      'the SDK publishes odd trace_ids → its OpenTelemetry consumer spans and ours map them to the same trace ids',
+      (peer) => sameTraceIds(peer, 'peer'),
+      'unsupported' in profile.otel ? { unsupported: profile.otel.unsupported } : {},
+    );
+    scenario(
+      'to-peer',
+      'otel-id',
+      "we publish odd trace_ids → the SDK's OpenTelemetry consumer spans and ours map them to the same trace ids",
+      (peer) => sameTraceIds(peer, 'node'),
+      'unsupported' in profile.otel ? { unsupported: profile.otel.unsupported } : {},
     );
 
     // ---------------------------------------------------------------- exact numbers (Decision D4)

@@ -53,23 +53,54 @@ describe('the Go peer module follows the vendor recipe', () => {
     return result.stdout;
   };
   const goMod = fs.readFileSync(path.join(peerDir, 'go.mod'), 'utf8');
-  const sdkGoMod = () => fromTarball('pulsar/go.mod');
   const requireBlocks = (text: string) => text.match(/^require \([\s\S]*?^\)/gm) ?? [];
+  /** module → version of every require line (blocks and single lines). */
+  const requirements = (text: string): Map<string, string> => {
+    const lines = [
+      ...requireBlocks(text).flatMap((block) => block.split('\n').slice(1, -1)),
+      ...(text.match(/^require [^(].*$/gm) ?? []).map((line) => line.slice('require '.length)),
+    ];
+    return new Map(
+      lines.map((line) => line.trim().split(/\s+/)).map(([module, version]) => [module!, version!] as const),
+    );
+  };
+  const CORE = 'github.com/babelqueue/babelqueue-go';
 
-  it("takes the go line and every require block of the SDK's pulsar/go.mod", () => {
-    const sdk = sdkGoMod();
-    expect(goMod).toContain(/^go .*$/m.exec(sdk)![0]);
-    expect(requireBlocks(sdk).length).toBeGreaterThan(0);
-    expect(requireBlocks(goMod)).toEqual(requireBlocks(sdk));
+  it("takes the go line of the SDK's pulsar/go.mod", () => {
+    expect(goMod).toContain(/^go .*$/m.exec(fromTarball('pulsar/go.mod'))![0]);
   });
 
-  it('requires the pulsar module and replaces both SDK modules by the unpacked tree', () => {
+  it("requires what the SDK's pulsar and otel modules require, at their versions (pulsar's where both pin one)", () => {
+    const peer = requirements(goMod);
+    // The core is replaced by the unpacked tree, so its version is only what the otel module names.
+    const expected = new Map([
+      ...requirements(fromTarball('otel/go.mod')),
+      ...requirements(fromTarball('pulsar/go.mod')),
+    ]);
+    expected.delete(CORE);
+    expect(expected.size).toBeGreaterThan(40);
+    for (const [module, version] of expected) expect([module, peer.get(module)]).toEqual([module, version]);
+  });
+
+  it('requires the pulsar and otel modules and replaces the three SDK modules by the unpacked tree', () => {
     expect(goMod).toMatch(/^require github\.com\/babelqueue\/babelqueue-go\/pulsar v1\.0\.0$/m);
+    expect(requirements(goMod).get(`${CORE}/otel`)).toBe('v1.0.0');
     expect(goMod).toMatch(/^replace github\.com\/babelqueue\/babelqueue-go => \.\/vendored-sdk$/m);
     expect(goMod).toMatch(/^replace github\.com\/babelqueue\/babelqueue-go\/pulsar => \.\/vendored-sdk\/pulsar$/m);
+    expect(goMod).toMatch(/^replace github\.com\/babelqueue\/babelqueue-go\/otel => \.\/vendored-sdk\/otel$/m);
   });
 
-  it("has the SDK's pulsar/go.sum", () => {
-    expect(fs.readFileSync(path.join(peerDir, 'go.sum'), 'utf8')).toBe(fromTarball('pulsar/go.sum'));
+  it("has the hashes of the SDK's pulsar/go.sum and otel/go.sum, bar two versions the build's graph supersedes", () => {
+    const goSum = new Set(fs.readFileSync(path.join(peerDir, 'go.sum'), 'utf8').split('\n'));
+    // go mod tidy drops these: pulsar-client-go needs x/sys v0.19.0, the OpenTelemetry SDK go-cmp v0.6.0.
+    const superseded = ['github.com/google/go-cmp v0.5.9', 'golang.org/x/sys v0.17.0'];
+    const sdk = `${fromTarball('pulsar/go.sum')}${fromTarball('otel/go.sum')}`
+      .split('\n')
+      .filter(
+        (line) =>
+          line !== '' &&
+          !superseded.some((version) => line.startsWith(`${version} `) || line.startsWith(`${version}/`)),
+      );
+    expect(sdk.filter((line) => !goSum.has(line))).toEqual([]);
   });
 });

@@ -1,15 +1,16 @@
 // The Go interop peer's module, built by scripts/interop/setup-go.mjs with the recipe of
 // ../shared/vendor/README.md: the go line and the whole require block of the Go SDK's pulsar/go.mod
-// (v1.8.0; it pins the genproto split), its go.sum, and the SDK's two modules replaced by the SDK
+// (v1.8.0; it pins the genproto split), its go.sum, and the SDK modules (core, pulsar, otel) replaced by the SDK
 // unpacked from the vendored tarball. The build copy links vendored-sdk to that unpacked tree in the
-// cache (~/.cache/babelqueue-nestjs-pulsar/interop/vendor/...); the module proxy serves the rest.
+// cache (~/.cache/babelqueue-nestjs-pulsar/interop/vendor/...); the module proxy serves the rest (the
+// OpenTelemetry SDK among it).
 module interoppeer
 
 go 1.23.0
 
 require (
 	github.com/apache/pulsar-client-go v0.14.0
-	github.com/babelqueue/babelqueue-go v1.0.0
+	github.com/babelqueue/babelqueue-go v1.6.0
 )
 
 require (
@@ -23,6 +24,8 @@ require (
 	github.com/cespare/xxhash/v2 v2.2.0 // indirect
 	github.com/danieljoos/wincred v1.1.2 // indirect
 	github.com/dvsekhvalnov/jose2go v1.6.0 // indirect
+	github.com/go-logr/logr v1.4.1 // indirect
+	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/godbus/dbus v0.0.0-20190726142602-4481cbc300e2 // indirect
 	github.com/golang-jwt/jwt/v5 v5.2.1 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
@@ -45,6 +48,8 @@ require (
 	github.com/prometheus/procfs v0.8.0 // indirect
 	github.com/sirupsen/logrus v1.9.3 // indirect
 	github.com/spaolacci/murmur3 v1.1.0 // indirect
+	go.opentelemetry.io/otel v1.24.0 // indirect
+	go.opentelemetry.io/otel/metric v1.24.0 // indirect
 	go.uber.org/atomic v1.7.0 // indirect
 	golang.org/x/mod v0.18.0 // indirect
 	golang.org/x/net v0.23.0 // indirect
@@ -58,6 +63,16 @@ require (
 
 require github.com/babelqueue/babelqueue-go/pulsar v1.0.0
 
+// The SDK's OpenTelemetry module (vendored like the rest) and, at the versions its go.mod pins, the
+// OpenTelemetry SDK for the peer's in-memory exporter (tracetest).
+require (
+	github.com/babelqueue/babelqueue-go/otel v1.0.0
+	go.opentelemetry.io/otel/sdk v1.24.0
+	go.opentelemetry.io/otel/trace v1.24.0
+)
+
 replace github.com/babelqueue/babelqueue-go => ./vendored-sdk
 
 replace github.com/babelqueue/babelqueue-go/pulsar => ./vendored-sdk/pulsar
+
+replace github.com/babelqueue/babelqueue-go/otel => ./vendored-sdk/otel

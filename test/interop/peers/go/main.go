@@ -8,6 +8,10 @@
 //	peer consume --topic T --subscription S --out FILE --handle URN [--count N|--calls N] [--fail URN=N]
 //	             [--forward URN=TOPIC=URN2] [--max-attempts N] [--dead-letter] [--timeout SECONDS]
 //
+// With --otel, both modes trace with the SDK's own OpenTelemetry support (its otel module: otel.Publish for
+// produce, otel.WrapHandler around every handler for consume) into the OpenTelemetry SDK's in-memory exporter
+// (tracetest), and print the finished spans as one JSON line before exiting: {"event":"spans","spans":[...]}.
+//
 // stdout carries only JSON lines; the Pulsar client logs to stderr.
 package main
 
@@ -28,7 +32,11 @@ import (
 
 	pulsarsdk "github.com/apache/pulsar-client-go/pulsar"
 	babelqueue "github.com/babelqueue/babelqueue-go"
+	bqotel "github.com/babelqueue/babelqueue-go/otel"
 	bqpulsar "github.com/babelqueue/babelqueue-go/pulsar"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 )
 
 type multi []string
@@ -110,6 +118,46 @@ func typeMap(value any) any {
 	}
 }
 
+// tracing is an OpenTelemetry SDK tracer whose spans end up in an in-memory exporter (synchronously, on End).
+type tracing struct {
+	tracer   trace.Tracer
+	exporter *tracetest.InMemoryExporter
+}
+
+func newTracing() *tracing {
+	exporter := tracetest.NewInMemoryExporter()
+	provider := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
+	return &tracing{tracer: provider.Tracer("babelqueue-interop-peer"), exporter: exporter}
+}
+
+// spans are the finished spans, with kind and status upper-cased as the other peers write them.
+func (t *tracing) spans() []map[string]any {
+	out := []map[string]any{}
+	for _, s := range t.exporter.GetSpans() {
+		attributes := map[string]any{}
+		for _, kv := range s.Attributes {
+			attributes[string(kv.Key)] = kv.Value.AsInterface()
+		}
+		var parent, remote any
+		if s.Parent.IsValid() {
+			parent, remote = s.Parent.SpanID().String(), s.Parent.IsRemote()
+		}
+		out = append(out, map[string]any{
+			"name":         s.Name,
+			"kind":         strings.ToUpper(s.SpanKind.String()),
+			"traceId":      s.SpanContext.TraceID().String(),
+			"spanId":       s.SpanContext.SpanID().String(),
+			"parentSpanId": parent,
+			"parentRemote": remote,
+			"attributes":   attributes,
+			"status":       strings.ToUpper(s.Status.Code.String()),
+		})
+	}
+	return out
+}
+
+func (t *tracing) emit() { emit(map[string]any{"event": "spans", "spans": t.spans()}) }
+
 type inputMessage struct {
 	URN      string         `json:"urn"`
 	Data     map[string]any `json:"data"`
@@ -169,6 +217,7 @@ func produce(args []string) {
 	serviceURL := fs.String("service-url", "pulsar://127.0.0.1:6650", "Pulsar service URL")
 	topic := fs.String("topic", "", "topic (the SDK's queue name)")
 	input := fs.String("input", "-", "JSON file, or - for stdin")
+	withOtel := fs.Bool("otel", false, "publish with the SDK's otel.Publish and print the spans")
 	_ = fs.Parse(args)
 	if *topic == "" {
 		fail("produce needs --topic")
@@ -203,6 +252,11 @@ func produce(args []string) {
 	}
 	app := babelqueue.NewApp(transport, babelqueue.WithDefaultQueue(*topic))
 	seamApp := babelqueue.NewApp(seam, babelqueue.WithDefaultQueue(*topic))
+	var traced *tracing
+	if *withOtel {
+		traced = newTracing()
+		defer traced.emit()
+	}
 	for _, m := range messages {
 		opts := []babelqueue.Option{babelqueue.WithQueue(*topic)}
 		if m.TraceID != "" {
@@ -218,13 +272,25 @@ func produce(args []string) {
 			})
 		}
 		sentAt := nowMs()
-		id, err := publisher.Publish(ctx, m.URN, m.Data, opts...)
+		var id string
+		var err error
+		if traced != nil {
+			// The SDK's PRODUCER span; it writes that span's trace id into trace_id (over any WithTraceID).
+			how = "otel.Publish"
+			id, err = bqotel.Publish(ctx, traced.tracer, publisher, m.URN, m.Data, opts...)
+		} else {
+			id, err = publisher.Publish(ctx, m.URN, m.Data, opts...)
+		}
 		if err != nil {
 			fail("publish %s: %v", m.URN, err)
 		}
 		var traceID any
 		if m.TraceID != "" {
 			traceID = m.TraceID
+		}
+		if traced != nil {
+			spans := traced.exporter.GetSpans()
+			traceID = bqotel.UUIDOf(spans[len(spans)-1].SpanContext.TraceID())
 		}
 		emit(map[string]any{"event": "produced", "id": id, "urn": m.URN, "traceId": traceID, "delayMs": m.DelayMs, "sentAt": sentAt, "how": how})
 	}
@@ -241,6 +307,7 @@ func consume(args []string) {
 	timeout := fs.Float64("timeout", 30, "seconds")
 	maxAttempts := fs.Int("max-attempts", 3, "App WithMaxAttempts")
 	deadLetter := fs.Bool("dead-letter", false, "App WithDeadLetter(true)")
+	withOtel := fs.Bool("otel", false, "wrap handlers with the SDK's otel.WrapHandler and print the spans")
 	var handle, failSpecs, forwardSpecs multi
 	fs.Var(&handle, "handle", "register a handler for this URN (repeatable)")
 	fs.Var(&failSpecs, "fail", "URN=N: fail the first N calls per message (repeatable)")
@@ -301,7 +368,11 @@ func consume(args []string) {
 
 	callsPerMessage := map[string]int{}
 	ok, made := 0, 0
-	record := func(urn string, env babelqueue.Envelope, outcome string, extra map[string]any) {
+	var traced *tracing
+	if *withOtel {
+		traced = newTracing()
+	}
+	record := func(ctx context.Context, urn string, env babelqueue.Envelope, outcome string, extra map[string]any) {
 		encoded, _ := env.Encode()
 		var asJSON map[string]any
 		_ = json.Unmarshal(encoded, &asJSON)
@@ -319,6 +390,10 @@ func consume(args []string) {
 			"routeUrn":    env.URN(),
 			"receivedAt":  nowMs(),
 		}
+		if traced != nil {
+			active := trace.SpanContextFromContext(ctx)
+			entry["activeSpan"] = map[string]any{"traceId": active.TraceID().String(), "spanId": active.SpanID().String()}
+		}
 		if m, found := transport.delivery(); found {
 			entry["properties"] = m.Properties()
 			entry["redeliveryCount"] = m.RedeliveryCount()
@@ -334,11 +409,11 @@ func consume(args []string) {
 	}
 	for _, urn := range handle {
 		urn := urn
-		app.Handle(urn, func(ctx context.Context, env babelqueue.Envelope) error {
+		handler := func(ctx context.Context, env babelqueue.Envelope) error {
 			key := urn + "|" + env.Meta.ID
 			callsPerMessage[key]++
 			if callsPerMessage[key] <= failPlan[urn] {
-				record(urn, env, "failed", nil)
+				record(ctx, urn, env, "failed", nil)
 				return fmt.Errorf("interop peer: planned failure %d of %d for %s", callsPerMessage[key], failPlan[urn], urn)
 			}
 			var extra map[string]any
@@ -349,10 +424,14 @@ func consume(args []string) {
 				}
 				extra = map[string]any{"forwarded": map[string]any{"topic": to[0], "urn": to[1], "id": id}}
 			}
-			record(urn, env, "ok", extra)
+			record(ctx, urn, env, "ok", extra)
 			ok++
 			return nil
-		})
+		}
+		if traced != nil {
+			handler = bqotel.WrapHandler(traced.tracer, handler)
+		}
+		app.Handle(urn, handler)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
@@ -372,6 +451,9 @@ func consume(args []string) {
 		}
 	}
 	done := finished()
+	if traced != nil {
+		traced.emit()
+	}
 	event := "timeout"
 	if done {
 		event = "done"

@@ -12,6 +12,11 @@ producer with ``deliver_after`` (two private helpers of the pinned SDK version, 
            a handler per --handle URN and write one JSON line per handler call to --out: the
            envelope as the SDK decoded it, what it reports as attempts, the message properties, ...
 
+With --otel, both modes trace with the SDK's own OpenTelemetry support (``babelqueue.otel``:
+``publish`` for produce, ``wrap_handler`` around every handler for consume) into an in-memory
+exporter of the OpenTelemetry SDK, and print the finished spans as one JSON line before exiting:
+{"event": "spans", "spans": [{name, kind, traceId, spanId, parentSpanId, ...}]}.
+
 stdout carries only JSON lines; the SDK's and the Pulsar client's logs go to stderr.
 """
 
@@ -62,6 +67,49 @@ def type_map(value: Any) -> Any:
     return type(value).__name__
 
 
+class Tracing:
+    """A tracer of the OpenTelemetry SDK whose spans land in an in-memory exporter (imported only
+    with --otel, so the other scenarios run without OpenTelemetry)."""
+
+    def __init__(self) -> None:
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+        self.exporter = InMemorySpanExporter()
+        self.provider = TracerProvider()
+        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        self.tracer = self.provider.get_tracer("babelqueue-interop-peer")
+
+    def spans(self) -> List[Dict[str, Any]]:
+        out = []
+        for span in self.exporter.get_finished_spans():
+            ctx = span.get_span_context()
+            parent = span.parent
+            out.append({
+                "name": span.name,
+                "kind": span.kind.name,
+                "traceId": format(ctx.trace_id, "032x"),
+                "spanId": format(ctx.span_id, "016x"),
+                "parentSpanId": format(parent.span_id, "016x") if parent is not None else None,
+                "parentRemote": parent.is_remote if parent is not None else None,
+                "attributes": dict(span.attributes or {}),
+                "status": span.status.status_code.name,
+            })
+        return out
+
+    def emit(self) -> None:
+        emit({"event": "spans", "spans": self.spans()})
+
+
+def active_span() -> Dict[str, str]:
+    """The span active in the handler (the wrapper's CONSUMER span under --otel)."""
+    from opentelemetry import trace
+
+    ctx = trace.get_current_span().get_span_context()
+    return {"traceId": format(ctx.trace_id, "032x"), "spanId": format(ctx.span_id, "016x")}
+
+
 def make_client(service_url: str) -> Any:
     # The C++ client's own console logger (warnings and up). A Python logger here would be called
     # from the client's threads, which can abort the interpreter while it shuts down.
@@ -77,6 +125,7 @@ def produce(args: argparse.Namespace) -> int:
     client = make_client(args.service_url)
     transport = PulsarTransport(client=client)
     app = BabelQueue(transport=transport, queue=args.topic)
+    tracing = Tracing() if args.otel else None
     try:
         for item in messages:
             urn, data = item["urn"], item.get("data", {})
@@ -100,6 +149,14 @@ def produce(args: argparse.Namespace) -> int:
                 )
                 message_id, trace = envelope["meta"]["id"], envelope["trace_id"]
                 how = "codec+pulsar-client deliver_after"
+            elif tracing is not None:
+                # The SDK's PRODUCER span; it writes that span's trace id into trace_id.
+                from babelqueue import otel
+
+                message_id = otel.publish(tracing.tracer, app, urn, data, queue=args.topic)
+                span = tracing.exporter.get_finished_spans()[-1]
+                trace = otel.uuid_of(span.get_span_context().trace_id)
+                how = "otel.publish"
             elif route_urn:
                 # PulsarTransport.publish_routed (the RoutedPublisher capability): bq-job pinned to
                 # route_urn while the body keeps its own job.
@@ -113,6 +170,8 @@ def produce(args: argparse.Namespace) -> int:
                 how = "BabelQueue.publish"
             emit({"event": "produced", "id": message_id, "urn": urn, "traceId": trace,
                   "delayMs": delay_ms, "sentAt": sent_at, "how": how})
+        if tracing is not None:
+            tracing.emit()
     finally:
         transport.close()
     return 0
@@ -148,6 +207,7 @@ def consume(args: argparse.Namespace) -> int:
         max_attempts=args.max_attempts,
         dead_letter=args.dead_letter,
     )
+    tracing = Tracing() if args.otel else None
     out = open(args.out, "a", encoding="utf-8")
     calls: Dict[str, int] = {}
     state = {"ok": 0, "calls": 0}
@@ -172,6 +232,8 @@ def consume(args: argparse.Namespace) -> int:
             "rawBody": message.data().decode("utf-8", "replace") if message is not None else None,
             "receivedAt": now_ms(),
         }
+        if tracing is not None:
+            entry["activeSpan"] = active_span()
         if extra:
             entry.update(extra)
         state["calls"] += 1
@@ -196,7 +258,12 @@ def consume(args: argparse.Namespace) -> int:
         return handle
 
     for urn in args.handle:
-        app.register(urn, handler_for(urn))
+        handler = handler_for(urn)
+        if tracing is not None:
+            from babelqueue import otel
+
+            handler = otel.wrap_handler(tracing.tracer, handler)
+        app.register(urn, handler)
 
     stopping = {"flag": False}
 
@@ -221,6 +288,8 @@ def consume(args: argparse.Namespace) -> int:
         out.close()
         transport.close()
     done = finished()
+    if tracing is not None:
+        tracing.emit()
     emit({"event": "done" if done else "timeout", "handled": state["ok"], "calls": state["calls"]})
     return 0 if done else 3
 
@@ -233,6 +302,7 @@ def main(argv: List[str]) -> int:
     p.add_argument("--service-url", default="pulsar://127.0.0.1:6650")
     p.add_argument("--topic", required=True)
     p.add_argument("--input", default="-")
+    p.add_argument("--otel", action="store_true", help="publish with babelqueue.otel.publish, print the spans")
 
     c = sub.add_parser("consume")
     c.add_argument("--service-url", default="pulsar://127.0.0.1:6650")
@@ -248,6 +318,7 @@ def main(argv: List[str]) -> int:
     c.add_argument("--max-attempts", type=int, default=3)
     c.add_argument("--dead-letter", action="store_true")
     c.add_argument("--initial", choices=["earliest", "latest"], default="earliest")
+    c.add_argument("--otel", action="store_true", help="wrap handlers with babelqueue.otel.wrap_handler, print the spans")
 
     args = parser.parse_args(argv)
     if args.mode == "consume" and args.count <= 0 and args.calls <= 0:
