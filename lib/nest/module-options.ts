@@ -5,6 +5,7 @@ import { clientKindFor, type PulsarAuthOptions, type PulsarClientKind } from '..
 import type { PulsarClientLike, PulsarConsumer, PulsarProducer, SubscriptionType } from '../pulsar/client-types.js';
 import { parseTopic } from '../pulsar/websocket/index.js';
 import { checkIdempotencyOptions, type IdempotencyOptions } from '../idempotency/store.js';
+import { resolveTelemetry, type ResolvedTelemetry, type TelemetryOption } from '../otel/telemetry-options.js';
 import { resolveServerOptions, type BabelPulsarServerOptions } from './server-options.js';
 
 /** How the module's BabelPulsarServer consumes (the server options, minus what the module supplies). */
@@ -73,6 +74,12 @@ export interface BabelQueueModuleOptions {
   logger?: ConsumerLogger;
   /** Every handler skips a message whose `meta.id` was already handled: `{ store }` (see README, Idempotency). */
   idempotency?: IdempotencyOptions;
+  /**
+   * OpenTelemetry for the module's server and publisher, when `@opentelemetry/api` is installed: spans and
+   * trace headers (`tracing`) and consumer metrics (`metrics`), both on by default. `false` turns both off,
+   * `{ tracing: false }` or `{ metrics: false }` one of them.
+   */
+  telemetry?: TelemetryOption;
 }
 
 /** A useClass / useExisting options factory for forRootAsync. */
@@ -96,6 +103,8 @@ export interface ResolvedModuleOptions {
   /** Ready for the BabelPulsarServer, less client, producers and hooks. */
   server: Omit<BabelPulsarServerOptions, 'client' | 'producers' | HookName>;
   hooks: ResolvedHooks;
+  /** Present when options.telemetry was given (the server has it too, in `server`). */
+  telemetry?: ResolvedTelemetry;
 }
 
 export const HOOK_NAMES = ['onError', 'onUnknownUrn', 'onRoutingMismatch', 'onDeadLetter'] as const;
@@ -111,6 +120,7 @@ const MODULE_KEYS = [
   'hooks',
   'logger',
   'idempotency',
+  'telemetry',
 ] as const;
 const CONSUMER_KEYS = [
   'topics',
@@ -332,6 +342,14 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
       throw new BabelQueueOptionsError((error as Error).message);
     }
   }
+  let telemetry: ResolvedTelemetry | undefined;
+  if (options.telemetry !== undefined) {
+    try {
+      telemetry = resolveTelemetry(options.telemetry, 'options.telemetry');
+    } catch (error) {
+      throw new BabelQueueOptionsError((error as Error).message);
+    }
+  }
   if (options.logger !== undefined) {
     const logger = options.logger as Partial<ConsumerLogger> | null;
     if (
@@ -363,6 +381,7 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     ...(consumer.nackRedeliverTimeoutMs !== undefined && { nackRedeliverTimeoutMs: consumer.nackRedeliverTimeoutMs }),
     ...(options.logger !== undefined && { logger: options.logger }),
     ...(options.idempotency !== undefined && { idempotency: options.idempotency }),
+    ...(telemetry !== undefined && { telemetry }),
   };
   if (
     consumer.receiverQueueSize !== undefined &&
@@ -379,5 +398,5 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     const message = (error as Error).message.replace(/^options\.(?!client)/, 'options.consumer.');
     throw new BabelQueueOptionsError(message, { cause: error });
   }
-  return { source, topic, server, hooks: resolveHooks(options.hooks) };
+  return { source, topic, server, hooks: resolveHooks(options.hooks), ...(telemetry !== undefined && { telemetry }) };
 }

@@ -169,6 +169,7 @@ export function babelQueueProviders(optionsToken: symbol | string): Provider[] {
           client: handle.client,
           producers: pool,
           ...(options.topic !== undefined && { topic: options.topic }),
+          ...(options.telemetry !== undefined && { telemetry: options.telemetry }),
         }),
     },
     BabelQueueHealthIndicator,
