@@ -23,7 +23,10 @@ describe('resolveTelemetry', () => {
     [{}, { tracing: true, metrics: true }],
     [{ tracing: false }, { tracing: false, metrics: true }],
     [{ metrics: false }, { tracing: true, metrics: false }],
-    [{ tracing: true, metrics: false }, { tracing: true, metrics: false }],
+    [
+      { tracing: true, metrics: false },
+      { tracing: true, metrics: false },
+    ],
   ])('%p gives %p', (value, expected) => {
     expect(resolveTelemetry(value, 'options.telemetry')).toEqual(expected);
   });
