@@ -8,3 +8,4 @@ export * from './consumer/index.js';
 export * from './nest/index.js';
 export * from './redrive/index.js';
 export * from './idempotency/index.js';
+export type { TelemetryOption, TelemetryOptions } from './otel/telemetry-options.js';

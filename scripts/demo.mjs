@@ -1,11 +1,14 @@
 #!/usr/bin/env node
 // npm run demo: runs the sample app end to end against a local Pulsar broker and prints what happened to
-// each message. Exits 0 only when every outcome is the expected one.
+// each message, then the redrive loop: an order dead-lettered for a reason in the app's state (its customer is not
+// registered), the fix (register the customer), `babelqueue-pulsar redrive` and the redriven order handled.
+// Exits 0 only when every check has the expected outcome.
 //
 //   npm run demo                       # the native pulsar-client (built once if needed), else the WebSocket client
 //   npm run demo -- --client websocket # the built-in WebSocket client
 //   npm run demo -- --client native    # the native client, or fail
 //   npm run demo -- --instances 3      # 3 app instances on a partitioned topic, one killed mid-stream
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -102,6 +105,12 @@ async function sendTraffic(app, lib, client, topic) {
     });
     return future.meta.id;
   });
+  // Fails for a reason in the app's state, not in the message: fixed and redriven after the traffic settled.
+  await add(
+    'order A-7, customer C-7 not registered',
+    'dead-lettered: failed',
+    order({ order_id: 'A-7', sku: 'BOOK', quantity: 1, customer: 'C-7' }),
+  );
   return cases;
 }
 
@@ -149,9 +158,9 @@ async function collect(app, cases) {
   }
 }
 
-function printTable(results) {
+function printTable(results, first = 1) {
   const rows = results.map((r, i) => [
-    String(i + 1),
+    String(first + i),
     r.name,
     r.expected,
     r.result ? r.result.outcome : 'no outcome yet',
@@ -164,6 +173,100 @@ function printTable(results) {
   const line = (cells) => cells.map((cell, i) => cell.slice(0, 60).padEnd(widths[i])).join('  ');
   console.log(`\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`);
   for (const row of rows) console.log(line(row));
+}
+
+/** Runs the package's built `babelqueue-pulsar` command (its package.json "bin") and shows what it printed. */
+function babelqueuePulsar(args, serviceUrl) {
+  say(`$ babelqueue-pulsar ${args.join(' ')}`);
+  const run = spawnSync(process.execPath, [path.join(root, 'dist/esm/cli/babelqueue-pulsar.js'), ...args], {
+    cwd: root,
+    env: { ...process.env, BABELQUEUE_PULSAR_SERVICE_URL: serviceUrl },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  // --json ends the output with the report; the progress lines come before it.
+  const jsonAt = run.stdout.indexOf('\n{');
+  const lines = (jsonAt < 0 ? run.stdout : run.stdout.slice(0, jsonAt)).trim();
+  for (const line of lines.split('\n').filter(Boolean)) console.log(`         ${line}`);
+  if (run.stderr.trim()) console.log(run.stderr.trim());
+  if (run.status !== 0) throw new Error(`babelqueue-pulsar ${args[0]} exited with ${run.status ?? run.signal}`);
+  return jsonAt < 0 ? null : JSON.parse(run.stdout.slice(jsonAt));
+}
+
+/**
+ * The redrive loop, after the traffic settled: A-7 sits in the DLQ because customer C-7 was not registered.
+ * Register C-7 (the fix), redrive C-7's orders through the app's BabelQueueRedrive, check that A-7 is handled and
+ * that the rest stayed in the DLQ (`babelqueue-pulsar redrive --dry-run`).
+ */
+async function redriveLoop(app, cases, dlqTopic, serviceUrl) {
+  const steps = [];
+  const step = async (name, expected, run) => {
+    const sentAt = Date.now();
+    const { outcome, detail = '' } = await run();
+    steps.push({ name, expected, sentAt, result: { outcome, detail, at: Date.now() } });
+  };
+  const idOf = (orderId) => cases.find((c) => c.name.startsWith(`order ${orderId}`)).id;
+  const a7 = idOf('A-7');
+  const counts = (report) => `redriven ${report.redriven}, skipped ${report.skipped}, kept ${report.kept}`;
+
+  await step('fix: register customer C-7 (POST /customers)', 'registered', async () => {
+    say('the fix: POST /customers {"id":"C-7"}');
+    await post(app.base, '/customers', { id: 'C-7' });
+    const registered = (await getJson(app.base, '/customers')).includes('C-7');
+    return { outcome: registered ? 'registered' : 'not registered', detail: 'app state; the message is fine' };
+  });
+
+  const [a7Record] = (await getJson(app.base, '/dead-letters')).filter((d) => d.body?.meta?.id === a7);
+  // Only C-7's orders: A-3 and A-4 would fail again and come back while the run still reads. No bypass either:
+  // A-7's handler failed before any side effect, so a replay has nothing to skip.
+  await step('POST /dead-letters/redrive {customer: C-7}', 'redriven 1, skipped 3, kept 1', async () => {
+    say(
+      'POST /dead-letters/redrive {"customer":"C-7"}: the app\'s BabelQueueRedrive.run({ topic: "<topic>.dlq", ' +
+        'reason: "failed", urn: "urn:babel:orders:created", select: order of C-7 })',
+    );
+    const response = await fetch(`${app.base}/dead-letters/redrive`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ customer: 'C-7' }),
+    });
+    if (!response.ok) return { outcome: `HTTP ${response.status}`, detail: await response.text() };
+    const report = await response.json();
+    const redriven = report.items.filter((item) => item.outcome === 'redriven').map((item) => item.id);
+    return {
+      outcome: redriven.length === 1 && redriven[0] === a7 ? counts(report) : `redriven ${redriven.join(', ')}`,
+      detail: 'BabelQueueRedrive, select by customer',
+    };
+  });
+
+  await step('order A-7 after the redrive', 'handled, same meta.id and trace_id', async () => {
+    const deadline = Date.now() + 30_000;
+    let handled;
+    while (!(handled = (await getJson(app.base, '/orders')).find((h) => h.messageId === a7))) {
+      if (Date.now() > deadline) return { outcome: 'not handled' };
+      await sleep(300);
+    }
+    const same = handled.traceId === a7Record?.body?.trace_id;
+    return {
+      outcome: same ? 'handled, same meta.id and trace_id' : 'handled with another trace_id',
+      detail: `attempts ${handled.attempts} (reset); isReplay() ${handled.replay}`,
+    };
+  });
+
+  await step('DLQ after the redrive (dry run, --reason failed)', 'would redrive 2, skipped 1, kept 1', async () => {
+    const report = babelqueuePulsar(
+      ['redrive', '--topic', dlqTopic, '--reason', 'failed', '--dry-run', '--json'],
+      serviceUrl,
+    );
+    const planned = report.items.filter((item) => item.outcome === 'planned').map((item) => item.id);
+    const left = [idOf('A-3'), idOf('A-4')].every((id) => planned.includes(id)) && !planned.includes(a7);
+    return {
+      outcome: left
+        ? `would redrive ${report.planned}, skipped ${report.skipped}, kept ${report.kept}`
+        : `would redrive ${planned.length}: not A-3 and A-4`,
+      detail: 'A-3, A-4 left for later; unknown URN, poison kept',
+    };
+  });
+  return steps;
 }
 
 /** Which client the demo runs on: as asked, or native when it can be made loadable. */
@@ -226,18 +329,28 @@ async function main() {
       PULSAR_WEB_URL: webUrl,
     });
     ({ client } = await lib.createPulsarClient({ serviceUrl }));
+    // Pulsar keeps a topic's messages only for subscriptions that exist: the redrive subscription is created
+    // before any record can reach the DLQ, by a dry run (as the README's Redrive section advises).
+    const dlqTopic = `${topic}.dlq`;
+    say(`creating the redrive subscription on ${dlqTopic} before any traffic, with a dry run:`);
+    babelqueuePulsar(['redrive', '--topic', dlqTopic, '--dry-run'], serviceUrl);
     say(
-      'sending traffic: orders, a flaky payment, a poisoned message, an unknown URN, a delayed order, a future schema version',
+      'sending traffic: orders, a flaky payment, a poisoned message, an unknown URN, a delayed order, a future schema version, an order of an unregistered customer',
     );
     const cases = await sendTraffic(app, lib, client, topic);
     say('waiting until every message has settled');
     const results = await collect(app, cases);
     printTable(results);
-    const failures = results.filter((r) => r.result?.outcome !== r.expected);
+    console.log('');
+    say('the redrive loop: fix what made A-7 fail, redrive it, check it was handled and the rest stayed in the DLQ');
+    const steps = await redriveLoop(app, cases, dlqTopic, serviceUrl);
+    printTable(steps, results.length + 1);
+    const checks = [...results, ...steps];
+    const failures = checks.filter((r) => r.result?.outcome !== r.expected);
     const code = await app.stop();
     app = null;
     console.log(
-      `\nclient: ${clientName}\n${results.length - failures.length} of ${results.length} messages settled as expected; app stopped (${code === 'SIGTERM' ? 'graceful SIGTERM shutdown' : `exit ${code}`}); ${Math.round((Date.now() - began) / 1000)} s in all`,
+      `\nclient: ${clientName}\n${checks.length - failures.length} of ${checks.length} checks as expected (${results.length} messages settled, ${steps.length} redrive steps); app stopped (${code === 'SIGTERM' ? 'graceful SIGTERM shutdown' : `exit ${code}`}); ${Math.round((Date.now() - began) / 1000)} s in all`,
     );
     return failures.length === 0 && (code === 0 || code === 'SIGTERM') ? 0 : 1;
   } finally {

@@ -8,6 +8,7 @@ import { createPulsarClient, type PulsarAuthOptions } from '../pulsar/client-fac
 import type { PulsarClientLike, PulsarProducerMessage } from '../pulsar/client-types.js';
 import { parseTopic } from '../pulsar/websocket/index.js';
 import { loadOpenTelemetry, startPublishSpan, type PublishTrace } from '../otel/tracing.js';
+import { resolveTelemetry, type TelemetryOption } from '../otel/telemetry-options.js';
 import { BabelProducerPool, type PooledProducerState } from './producer-pool.js';
 import type { ProducerSource } from './server-options.js';
 import { PublishError } from './publish-error.js';
@@ -34,6 +35,12 @@ export interface BabelPulsarClientOptions {
    * never closed here. By default the client keeps a pool of its own and closes it on close().
    */
   producers?: ProducerSource;
+  /**
+   * OpenTelemetry, when `@opentelemetry/api` is installed: `tracing` (default true) starts a `publish <urn>` span
+   * and sends its `traceparent`; `false` or `{ tracing: false }` turns that off. (`metrics` is accepted for
+   * symmetry with the server; the client records none.)
+   */
+  telemetry?: TelemetryOption;
 }
 
 export interface PublishOptions {
@@ -41,7 +48,7 @@ export interface PublishOptions {
   topic?: string;
   /**
    * Continue this trace (`trace_id` and `bq-trace-id`). When absent or blank: the active OpenTelemetry span's trace
-   * id as a UUID if a span is active, else a new UUID.
+   * id as a UUID if a span is active (and tracing is on), else a new UUID.
    */
   traceId?: string;
   /**
@@ -118,6 +125,7 @@ const SEND_UNSUPPORTED =
 export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements OnApplicationShutdown {
   private readonly events = new EventEmitter();
   private readonly defaultTopic: string | undefined;
+  private readonly tracing: boolean;
   private client: PulsarClientLike | undefined;
   private connecting: Promise<PulsarClientLike> | null = null;
   private ownPool: BabelProducerPool | undefined;
@@ -146,6 +154,11 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     if (topic !== undefined) this.defaultTopic = checkTopic(topic, 'options.topic');
     if (options.producers !== undefined && typeof options.producers?.producerFor !== 'function') {
       throw new BabelQueueError('options.producers must have a producerFor(topic) method');
+    }
+    try {
+      this.tracing = resolveTelemetry(options.telemetry, 'options.telemetry').tracing;
+    } catch (error) {
+      throw new BabelQueueError((error as Error).message);
     }
     this.client = client;
     this.events.on('error', () => undefined); // an 'error' without listeners must not throw
@@ -248,11 +261,12 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
 
   private async publishEnvelope(urn: string, data: unknown, options: PublishOptions): Promise<string> {
     this.assertOpen();
-    // OpenTelemetry (an optional peer) is imported once; without it nothing is traced.
-    await loadOpenTelemetry();
+    // OpenTelemetry (an optional peer) is imported once; without it, or with tracing off, nothing is traced and
+    // no trace header is added (trace_id is then the caller's or a new UUID, never the active span's).
+    if (this.tracing) await loadOpenTelemetry();
     const topicName = options?.topic ?? this.defaultTopic;
     const trace =
-      typeof urn === 'string' && urn.trim() !== '' && typeof topicName === 'string' && isData(data)
+      this.tracing && typeof urn === 'string' && urn.trim() !== '' && typeof topicName === 'string' && isData(data)
         ? startPublishSpan(urn, topicName)
         : undefined;
     let prepared: ReturnType<BabelPulsarClient['prepare']>;

@@ -212,8 +212,10 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
     if (this.closing) throw new Error('BabelPulsarServer was closed; create a new one to listen again');
     if (this.running.length > 0) return;
     this.started = true;
-    // OpenTelemetry (an optional peer) is imported once; without it there are no spans and no metrics.
-    if (await loadOpenTelemetry()) this.metrics ??= ConsumerMetrics.create();
+    // OpenTelemetry (an optional peer) is imported once; without it there are no spans and no metrics. With
+    // both signals switched off it is not imported at all.
+    const { tracing, metrics } = this.settings.telemetry;
+    if ((tracing || metrics) && (await loadOpenTelemetry()) && metrics) this.metrics ??= ConsumerMetrics.create();
     try {
       const bindings = this.routes.subscribed();
       this.warnFanOut(bindings);
@@ -353,17 +355,20 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
       if ((await runOnce(idempotency.store, envelope.meta?.id, run)) === 'duplicate')
         this.logger.log(`skipped ${urn} ${envelope.meta.id}: already handled (idempotency)`);
     };
-    const traced = () =>
-      inProcessSpan(
-        {
-          urn,
-          topic,
-          envelope,
-          properties: message.getProperties(),
-          pulsarMessageId: messageIdText(message.getMessageId()),
-        },
-        work,
-      );
+    // The span helpers use the process-wide API once any component loaded it, so "off" must bypass them here.
+    const traced = !this.settings.telemetry.tracing
+      ? work
+      : () =>
+          inProcessSpan(
+            {
+              urn,
+              topic,
+              envelope,
+              properties: message.getProperties(),
+              pulsarMessageId: messageIdText(message.getMessageId()),
+            },
+            work,
+          );
     return this.metrics ? this.metrics.around(topic, urn, traced) : traced();
   }
 

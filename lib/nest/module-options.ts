@@ -5,6 +5,7 @@ import { clientKindFor, type PulsarAuthOptions, type PulsarClientKind } from '..
 import type { PulsarClientLike, PulsarConsumer, PulsarProducer, SubscriptionType } from '../pulsar/client-types.js';
 import { parseTopic } from '../pulsar/websocket/index.js';
 import { checkIdempotencyOptions, type IdempotencyOptions } from '../idempotency/store.js';
+import { resolveTelemetry, type ResolvedTelemetry, type TelemetryOption } from '../otel/telemetry-options.js';
 import { resolveServerOptions, type BabelPulsarServerOptions } from './server-options.js';
 
 /** How the module's BabelPulsarServer consumes (the server options, minus what the module supplies). */
@@ -79,6 +80,12 @@ export interface BabelQueueModuleOptions {
    * started a server with handlers may still be unstarted before it is reported.
    */
   startupWarnings?: boolean | { serverNotStartedAfterMs?: number };
+  /**
+   * OpenTelemetry for the module's server and publisher, when `@opentelemetry/api` is installed: spans and
+   * trace headers (`tracing`) and consumer metrics (`metrics`), both on by default. `false` turns both off,
+   * `{ tracing: false }` or `{ metrics: false }` one of them.
+   */
+  telemetry?: TelemetryOption;
 }
 
 /** A useClass / useExisting options factory for forRootAsync. */
@@ -103,6 +110,8 @@ export interface ResolvedModuleOptions {
   server: Omit<BabelPulsarServerOptions, 'client' | 'producers' | HookName>;
   hooks: ResolvedHooks;
   startupWarnings: { enabled: boolean; serverNotStartedAfterMs: number };
+  /** Present when options.telemetry was given (the server has it too, in `server`). */
+  telemetry?: ResolvedTelemetry;
 }
 
 export const HOOK_NAMES = ['onError', 'onUnknownUrn', 'onRoutingMismatch', 'onDeadLetter'] as const;
@@ -119,6 +128,7 @@ const MODULE_KEYS = [
   'logger',
   'idempotency',
   'startupWarnings',
+  'telemetry',
 ] as const;
 const CONSUMER_KEYS = [
   'topics',
@@ -340,6 +350,14 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
       throw new BabelQueueOptionsError((error as Error).message);
     }
   }
+  let telemetry: ResolvedTelemetry | undefined;
+  if (options.telemetry !== undefined) {
+    try {
+      telemetry = resolveTelemetry(options.telemetry, 'options.telemetry');
+    } catch (error) {
+      throw new BabelQueueOptionsError((error as Error).message);
+    }
+  }
   if (options.logger !== undefined) {
     const logger = options.logger as Partial<ConsumerLogger> | null;
     if (
@@ -371,6 +389,7 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     ...(consumer.nackRedeliverTimeoutMs !== undefined && { nackRedeliverTimeoutMs: consumer.nackRedeliverTimeoutMs }),
     ...(options.logger !== undefined && { logger: options.logger }),
     ...(options.idempotency !== undefined && { idempotency: options.idempotency }),
+    ...(telemetry !== undefined && { telemetry }),
   };
   if (
     consumer.receiverQueueSize !== undefined &&
@@ -393,6 +412,7 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     server,
     hooks: resolveHooks(options.hooks),
     startupWarnings: resolveStartupWarnings(options),
+    ...(telemetry !== undefined && { telemetry }),
   };
 }
 

@@ -194,6 +194,7 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
           client: handle.client,
           producers: pool,
           ...(options.topic !== undefined && { topic: options.topic }),
+          ...(options.telemetry !== undefined && { telemetry: options.telemetry }),
         }),
     },
     {

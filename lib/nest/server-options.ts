@@ -1,5 +1,6 @@
 import { checkRetryPolicy, type BabelQueueHooks, type ConsumerLogger, type RetryPolicy } from '../consumer/index.js';
 import type { IdempotencyOptions } from '../idempotency/store.js';
+import { resolveTelemetry, type ResolvedTelemetry, type TelemetryOption } from '../otel/telemetry-options.js';
 import type { PulsarClientLike, PulsarProducer, SubscriptionType } from '../pulsar/client-types.js';
 
 /** Where retry and dead-letter producers come from when someone else owns them (the module does). */
@@ -66,6 +67,11 @@ export interface BabelPulsarServerOptions extends BabelQueueHooks {
   producers?: ProducerSource;
   /** Defaults to a Nest Logger named BabelPulsarServer. */
   logger?: ConsumerLogger;
+  /**
+   * OpenTelemetry, when `@opentelemetry/api` is installed: `process <urn>` spans (`tracing`) and consumer metrics
+   * (`metrics`), both on by default. `false` or `{ tracing: false }` / `{ metrics: false }` turns them off.
+   */
+  telemetry?: TelemetryOption;
 }
 
 export interface ResolvedServerOptions {
@@ -78,6 +84,7 @@ export interface ResolvedServerOptions {
   receiveTimeoutMs: number;
   handlerTimeoutMs: number;
   retryPolicy?: RetryPolicy;
+  telemetry: ResolvedTelemetry;
 }
 
 const SUBSCRIPTION_TYPES: readonly SubscriptionType[] = ['Exclusive', 'Shared', 'KeyShared', 'Failover'];
@@ -164,6 +171,7 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
     if (options[hook] !== undefined && typeof options[hook] !== 'function')
       throw new TypeError(`options.${hook} must be a function`);
   }
+  const telemetry = resolveTelemetry(options.telemetry, 'options.telemetry');
   return {
     topics,
     subscription,
@@ -174,6 +182,7 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
     receiveTimeoutMs: positiveInteger('options.receiveTimeoutMs', options.receiveTimeoutMs, 500),
     handlerTimeoutMs: positiveInteger('options.handlerTimeoutMs', options.handlerTimeoutMs, 60_000, 0),
     ...(retryPolicy && { retryPolicy }),
+    telemetry,
   };
 }
 

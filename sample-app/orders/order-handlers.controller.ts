@@ -12,10 +12,17 @@ import { TimingInterceptor } from './timing.interceptor.js';
 export class OrderHandlers {
   constructor(private readonly store: OrdersStore) {}
 
-  /** Records an order. The pipe rejects a bad quantity, and the sku OUT-OF-STOCK always fails: both end in .dlq. */
+  /**
+   * Records an order. The pipe rejects a bad quantity, and the sku OUT-OF-STOCK always fails: both end in .dlq.
+   * An order of a customer not registered yet fails too, but that is fixable: register the customer, then
+   * redrive the dead letter (what `npm run demo` does).
+   */
   @BabelHandler('urn:babel:orders:created')
   created(@Payload(OrderValidationPipe) order: OrderCreated, @Ctx() ctx: BabelContext): void {
     if (order.sku === 'OUT-OF-STOCK') throw new Error(`sku ${order.sku} cannot be reserved`);
+    if (order.customer !== undefined && !this.store.customers.has(order.customer)) {
+      throw new Error(`customer ${order.customer} is not registered`);
+    }
     this.record(ctx);
   }
 
@@ -33,6 +40,7 @@ export class OrderHandlers {
       messageId: envelope.meta.id,
       traceId: envelope.trace_id,
       attempts: ctx.getAttempts(),
+      replay: ctx.isReplay(),
       data: envelope.data,
       handledAt: Date.now(),
     });

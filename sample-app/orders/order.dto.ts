@@ -3,6 +3,8 @@ export interface OrderCreated {
   order_id: string;
   sku: string;
   quantity: number;
+  /** Who ordered; when given, the customer must be registered (POST /customers) before the order is taken. */
+  customer?: string;
 }
 
 export interface PaymentCharge {

@@ -6,6 +6,8 @@ export interface HandledMessage {
   messageId: string;
   traceId: string;
   attempts: number;
+  /** ctx.isReplay(): re-published by a redrive run with --bypass. */
+  replay: boolean;
   data: Record<string, unknown>;
   handledAt: number;
 }
@@ -14,6 +16,8 @@ export interface HandledMessage {
 @Injectable()
 export class OrdersStore {
   readonly handled: HandledMessage[] = [];
+  /** Registered customer ids: app state an order depends on, changed at runtime over HTTP. */
+  readonly customers = new Set<string>();
   readonly settlements: Array<SettledEvent & { at: number }> = [];
   readonly rejected: Array<{ error: string; messageId: string | null; at: number }> = [];
 }

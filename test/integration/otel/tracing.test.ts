@@ -1,5 +1,6 @@
 // OpenTelemetry through the real broker with the real OTel SDK: publish -> process parent/child spans, the
-// trace_id fallback without traceparent, trace headers kept on retry copies and dead-letter records, metrics.
+// trace_id fallback without traceparent, trace headers kept on retry copies and dead-letter records, metrics, and
+// the `telemetry` option switching tracing and metrics off (server, client, module-wide).
 import { jest } from '@jest/globals';
 import { Controller } from '@nestjs/common';
 import { Ctx } from '@nestjs/microservices';
@@ -16,13 +17,15 @@ import {
   BabelContext,
   BabelHandler,
   BabelPulsarClient,
+  BabelQueueModule,
   EnvelopeCodec,
   pulsarProperties,
   type PulsarClientLike,
 } from '../../../lib/index.js';
 import { otelTraceIdOf, parentSpanIdOf, uuidOfOtelTraceId } from '../../../lib/otel/trace-id.js';
 import { newClient, receiveN, uniqueTopic, waitFor } from '../../support/broker.js';
-import { startService, type RunningService } from '../../support/nest-app.js';
+import { quietLogger, startService, type RunningService } from '../../support/nest-app.js';
+import { rootModule, startMicroservice } from '../module/support/apps.js';
 
 jest.setTimeout(60_000);
 
@@ -68,6 +71,67 @@ afterAll(async () => {
 
 const URN = 'urn:babel:orders:created';
 const spans = (name: string): ReadableSpan[] => exporter.getFinishedSpans().filter((span) => span.name === name);
+
+/** Spans named `name` about `topic` (publish and process spans both carry messaging.pulsar.topic). */
+const spansOn = (name: string, topic: string): ReadableSpan[] =>
+  spans(name).filter((span) => span.attributes['messaging.pulsar.topic'] === topic);
+
+/** The sum of a counter (or up-down counter) for `topic`, and how many data points any babelqueue.* metric has. */
+async function metricsFor(topic: string): Promise<{ sum(name: string, outcome?: string): number; points: number }> {
+  const collected = await reader.collect();
+  const points = collected.resourceMetrics.scopeMetrics
+    .flatMap((scope) => scope.metrics)
+    .filter((metric) => metric.descriptor.name.startsWith('babelqueue.'))
+    .flatMap((metric) =>
+      (metric.dataPoints as Array<{ value: unknown; attributes: Record<string, unknown> }>).map((point) => ({
+        name: metric.descriptor.name,
+        ...point,
+      })),
+    )
+    .filter((point) => point.attributes['messaging.destination.name'] === topic);
+  return {
+    points: points.length,
+    sum: (name, outcome) =>
+      points
+        .filter((point) => point.name === name && (outcome === undefined || point.attributes['outcome'] === outcome))
+        .reduce((total, point) => total + (typeof point.value === 'number' ? point.value : 0), 0),
+  };
+}
+
+/** Publishes inside an active span `request`; resolves to the message id and the request's trace id. */
+async function publishInSpan(from: BabelPulsarClient, topic: string): Promise<{ id: string; traceId: string }> {
+  return trace.getTracer('test').startActiveSpan('request', async (request) => {
+    try {
+      return { id: await from.publish(URN, { n: 1 }, { topic }), traceId: request.spanContext().traceId };
+    } finally {
+      request.end();
+    }
+  });
+}
+
+interface Seen {
+  id: string;
+  traceId: string;
+  properties: Record<string, string>;
+  activeSpan: boolean;
+}
+
+/** A controller that records what each delivery looked like from inside the handler. */
+function recordingController(seen: Seen[]) {
+  @Controller()
+  class Orders {
+    @BabelHandler(URN)
+    created(@Ctx() ctx: BabelContext) {
+      seen.push({
+        id: ctx.getEnvelope().meta.id,
+        traceId: ctx.getTraceId(),
+        properties: ctx.getProperties(),
+        activeSpan: trace.getActiveSpan() !== undefined,
+      });
+    }
+  }
+  return Orders;
+}
 
 async function publishRaw(topic: string, traceId: string): Promise<void> {
   const envelope = EnvelopeCodec.make(URN, { n: 1 }, { queue: topic, traceId });
@@ -257,5 +321,91 @@ describe('OpenTelemetry tracing (real broker, real OTel SDK)', () => {
       .filter((point) => point.attributes['messaging.destination.name'] === topic);
     expect(durations.reduce((total, point) => total + point.value.count, 0)).toBe(3);
     expect(durations[0]!.attributes).toMatchObject({ 'messaging.babelqueue.urn': URN, outcome: 'error' });
+  });
+});
+
+describe('telemetry option: tracing and metrics switched off (real broker, real OTel SDK)', () => {
+  it('server { tracing: false }: no consumer span and none active in the handler; metrics still counted', async () => {
+    const topic = uniqueTopic('otel-notrace');
+    const seen: Seen[] = [];
+    service = await startService([recordingController(seen)], {
+      client,
+      topics: topic,
+      telemetry: { tracing: false },
+    });
+    const { id } = await publishInSpan(publisher, topic);
+    await waitFor('the delivery', () => seen.length === 1);
+    await waitFor('the settlement', () => service!.settled.length === 1);
+    expect(seen[0]).toMatchObject({ id, activeSpan: false });
+    // The publisher still traces: its header arrives, the consumer just does not continue it.
+    expect(seen[0]!.properties['traceparent']).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    expect(spansOn(`publish ${URN}`, topic)).toHaveLength(1);
+    expect(spansOn(`process ${URN}`, topic)).toHaveLength(0);
+    const measured = await metricsFor(topic);
+    expect(measured.sum('babelqueue.messages.received')).toBe(1);
+    expect(measured.sum('babelqueue.messages.handled', 'ok')).toBe(1);
+  });
+
+  it('server { metrics: false }: the consumer span as usual, no metrics for its topic', async () => {
+    const topic = uniqueTopic('otel-nometrics');
+    const seen: Seen[] = [];
+    service = await startService([recordingController(seen)], {
+      client,
+      topics: topic,
+      telemetry: { metrics: false },
+    });
+    await publishInSpan(publisher, topic);
+    await waitFor('the consumer span', () => spansOn(`process ${URN}`, topic).length === 1);
+    await waitFor('the settlement', () => service!.settled.length === 1);
+    expect(seen[0]!.activeSpan).toBe(true);
+    expect((await metricsFor(topic)).points).toBe(0);
+  });
+
+  it('client { tracing: false }: no publish span, no trace headers, trace_id not taken from the active span', async () => {
+    const topic = uniqueTopic('otel-nopub');
+    const seen: Seen[] = [];
+    service = await startService([recordingController(seen)], { client, topics: topic });
+    const quiet = new BabelPulsarClient({ client, telemetry: { tracing: false } });
+    try {
+      const { id, traceId } = await publishInSpan(quiet, topic);
+      await waitFor('the delivery', () => seen.length === 1);
+      expect(spansOn(`publish ${URN}`, topic)).toHaveLength(0);
+      expect(seen[0]!.id).toBe(id);
+      expect(seen[0]!.properties).not.toHaveProperty('traceparent');
+      expect(seen[0]!.properties).not.toHaveProperty('tracestate');
+      expect(seen[0]!.traceId).not.toBe(uuidOfOtelTraceId(traceId));
+      expect(seen[0]!.traceId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      // The consumer (tracing on) falls back to the trace derived from trace_id.
+      await waitFor('the consumer span', () => spansOn(`process ${URN}`, topic).length === 1);
+      expect(spansOn(`process ${URN}`, topic)[0]!.spanContext().traceId).toBe(otelTraceIdOf(seen[0]!.traceId));
+    } finally {
+      await quiet.close();
+    }
+  });
+
+  it('BabelQueueModule { telemetry: false }: neither its publisher nor its server traces or measures', async () => {
+    const topic = uniqueTopic('otel-module-off');
+    const seen: Seen[] = [];
+    const { app, settled } = await startMicroservice(
+      rootModule({
+        imports: [BabelQueueModule.forRoot({ client, topic, telemetry: false, logger: quietLogger })],
+        controllers: [recordingController(seen)],
+      }),
+    );
+    try {
+      const { traceId } = await publishInSpan(app.get(BabelPulsarClient), topic);
+      await waitFor('the delivery', () => seen.length === 1);
+      await waitFor('the settlement', () => settled.length === 1);
+      expect(seen[0]!.activeSpan).toBe(false);
+      expect(seen[0]!.properties).not.toHaveProperty('traceparent');
+      expect(seen[0]!.traceId).not.toBe(uuidOfOtelTraceId(traceId));
+      expect(spansOn(`publish ${URN}`, topic)).toHaveLength(0);
+      expect(spansOn(`process ${URN}`, topic)).toHaveLength(0);
+      // Only the test's own span was recorded.
+      expect(exporter.getFinishedSpans().map((span) => span.name)).toEqual(['request']);
+      expect((await metricsFor(topic)).points).toBe(0);
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -17,6 +17,7 @@ interface Handled {
   messageId: string;
   traceId: string;
   attempts: number;
+  replay: boolean;
   data: Record<string, unknown>;
   handledAt: number;
 }
@@ -54,6 +55,13 @@ beforeAll(async () => {
     PULSAR_SERVICE_URL: serviceUrl(),
     PULSAR_WEB_URL: webUrl(),
   });
+  // The redrive subscription must exist before dead letters arrive (Pulsar keeps nothing for a missing one).
+  const response = await fetch(`${app.base}/dead-letters/redrive`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ customer: 'nobody', dryRun: true }),
+  });
+  expect(response.status).toBe(200);
 });
 afterAll(async () => {
   await client.close();
@@ -162,10 +170,39 @@ describe('sample app (separate process, real broker)', () => {
     expect(await handledById(future.meta.id)).toBeUndefined();
     expect(await deadLetterFor(future.meta.id)).toBeUndefined();
   });
+
+  it('dead-letters an order of an unregistered customer; registered and redriven, it is handled as it was', async () => {
+    const id = await post('/orders', { order_id: 'T-6', sku: 'BOOK', quantity: 1, customer: 'C-6' });
+    const record = await waitFor('the dead letter', () => deadLetterFor(id));
+    expect(record.body!.dead_letter).toMatchObject({ reason: 'failed', error: 'customer C-6 is not registered' });
+    expect(await handledById(id)).toBeUndefined();
+
+    const registered = await fetch(`${app.base}/customers`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 'C-6' }),
+    });
+    expect(registered.status).toBe(201);
+    const response = await fetch(`${app.base}/dead-letters/redrive`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ customer: 'C-6' }),
+    });
+    const report = (await response.json()) as { redriven: number; items: Array<{ outcome: string; id: string }> };
+    expect(report.redriven).toBe(1);
+    expect(report.items.filter((item) => item.outcome === 'redriven').map((item) => item.id)).toEqual([id]);
+    const handled = await waitFor('the redriven order', () => handledById(id));
+    expect(handled).toMatchObject({
+      traceId: record.body!.trace_id,
+      attempts: 0,
+      replay: false,
+      data: { order_id: 'T-6', customer: 'C-6' },
+    });
+  });
 });
 
 describe('npm run demo', () => {
-  it('settles every scripted message as expected and exits 0', () => {
+  it('settles every scripted message, runs the redrive loop as expected and exits 0', () => {
     const run = spawnSync('npm', ['run', '--silent', 'demo', '--', '--client', testClientKind()], {
       cwd: root,
       env: { ...process.env, PULSAR_WEB_URL: webUrl() },
@@ -174,7 +211,9 @@ describe('npm run demo', () => {
     });
     const output = `${run.stdout}\n${run.stderr}`;
     if (run.status !== 0) throw new Error(`npm run demo exited with ${run.status}:\n${output.slice(-6000)}`);
-    expect(output).toMatch(/9 of 9 messages settled as expected; app stopped \(graceful SIGTERM shutdown\)/);
+    expect(output).toMatch(
+      /14 of 14 checks as expected \(10 messages settled, 4 redrive steps\); app stopped \(graceful SIGTERM shutdown\)/,
+    );
     expect(output).toContain(onNative() ? 'client: native pulsar-client' : 'client: built-in WebSocket client');
     for (const outcome of [
       'handled after 2 retries',
@@ -182,6 +221,11 @@ describe('npm run demo', () => {
       'dead-lettered: poison',
       'dead-lettered: unknown_urn',
       'acknowledged by the schema gate',
+      // The redrive loop: the fix, BabelQueueRedrive, the order handled, and what stayed in the DLQ.
+      'registered',
+      'redriven 1, skipped 3, kept 1',
+      'handled, same meta.id and trace_id',
+      'would redrive 2, skipped 1, kept 1',
     ]) {
       expect(output).toContain(outcome);
     }
