@@ -11,6 +11,8 @@ import type { RedriveCandidate, RedriveItem, RedriveOptions, RedriveResult } fro
 
 export const DEFAULT_REDRIVE_SUBSCRIPTION = 'babelqueue-redrive';
 const DEFAULT_IDLE_TIMEOUT_MS = 1000;
+/** Clock difference allowed between this process and the one that dead-lettered a record again. */
+const CLOCK_SKEW_MS = 5000;
 
 /**
  * Moves dead-letter records back to their queue (contract §4.4). Each record is acknowledged on the DLQ only after
@@ -29,12 +31,18 @@ export async function redrive(client: PulsarClientLike, options: RedriveOptions)
   });
   const producers = new Map<string, Promise<PulsarProducer>>();
   const result: RedriveResult = { read: 0, redriven: 0, planned: 0, skipped: 0, kept: 0, failed: 0, items: [] };
+  // meta.id → when this run redrove it. A record that fails again comes back to the DLQ while the run still reads:
+  // it is left for the next run, or a run over a handler that keeps failing would never end.
+  const redrivenAt = new Map<string, number>();
   try {
     while (options.max === undefined || result.read < options.max) {
       const message = await receiveOrIdle(consumer, options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS);
       if (!message) break;
       result.read++;
-      const item = await handleRecord(message, options, consumer, (topic) => producerFor(client, producers, topic));
+      const item = await handleRecord(message, options, consumer, redrivenAt, (topic) =>
+        producerFor(client, producers, topic),
+      );
+      if (item.outcome === 'redriven' && item.id !== '') redrivenAt.set(item.id, Date.now());
       result.items.push(item);
       result[item.outcome]++;
       options.onItem?.(item);
@@ -93,10 +101,17 @@ function isSelected(candidate: RedriveCandidate, options: RedriveOptions): boole
   return options.select ? options.select(candidate) : true;
 }
 
+/** True for a record this run already redrove that was dead-lettered again since. */
+function cameBack(id: string, message: PulsarMessage, redrivenAt: ReadonlyMap<string, number>): boolean {
+  const at = redrivenAt.get(id);
+  return at !== undefined && message.getPublishTimestamp() >= at - CLOCK_SKEW_MS;
+}
+
 async function handleRecord(
   message: PulsarMessage,
   options: RedriveOptions,
   consumer: PulsarConsumer,
+  redrivenAt: ReadonlyMap<string, number>,
   producerFor: (topic: string) => Promise<PulsarProducer>,
 ): Promise<RedriveItem> {
   const properties = message.getProperties();
@@ -122,6 +137,8 @@ async function handleRecord(
     urn: candidate.urn,
     reason: candidate.reason,
   };
+  if (cameBack(item.id, message, redrivenAt))
+    return { ...item, detail: 'dead-lettered again after this run redrove it: left for the next run' };
   if (!isSelected(candidate, options)) return { ...item, outcome: 'skipped' };
   const queue = options.to?.trim() ?? sourceQueueOf(envelope);
   if (queue === '') return { ...item, detail: 'names no queue: neither dead_letter.original_queue nor meta.queue' };

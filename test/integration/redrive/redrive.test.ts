@@ -1,6 +1,9 @@
 // Redrive through the real broker, on the client under test: the service and the CLI.
+import 'reflect-metadata';
 import { jest } from '@jest/globals';
+import { Controller } from '@nestjs/common';
 import {
+  BabelHandler,
   BabelQueueRedrive,
   deadLetterProperties,
   deadLetterRecord,
@@ -13,6 +16,7 @@ import {
 } from '../../../lib/index.js';
 import { runCli } from '../../../lib/cli/redrive-command.js';
 import { backlog, expectNothing, newClient, receiveN, serviceUrl, uniqueTopic } from '../../support/broker.js';
+import { startService } from '../../support/nest-app.js';
 
 jest.setTimeout(60_000);
 
@@ -162,4 +166,38 @@ test('the CLI reports usage errors with exit code 2', async () => {
   expect(out.join('\n')).toMatch(/--topic is required/);
   expect(await runCli(['redrive', '--topic', 'a.dlq', '--max', '0'], output, {})).toBe(2);
   expect(await runCli(['nope'], output, {})).toBe(2);
+});
+
+test('ends when a redriven record fails again: the record that came back is left for the next run', async () => {
+  const topic = uniqueTopic('redrive-loop');
+  const dlq = `${topic}.dlq`;
+  await prepareDlq(dlq);
+  const urn = 'urn:babel:redrive:always-fails';
+
+  @Controller()
+  class AlwaysFails {
+    @BabelHandler(urn)
+    fail() {
+      throw new Error('still broken');
+    }
+  }
+
+  // One delivery, then the dead-letter topic: every redriven copy is dead-lettered again at once.
+  const service = await startService([AlwaysFails], { client, topics: topic, maxAttempts: 1 });
+  try {
+    const envelope = EnvelopeCodec.make(urn, { n: 1 }, { queue: topic, id: 'loop-1' });
+    await deadLetter(dlq, envelope, 'failed');
+    const runner = new BabelQueueRedrive(client);
+    // A wide idle window: the copy is handled and dead-lettered again while this run still reads.
+    const first = await runner.run({ topic: dlq, idleTimeoutMs: 3000 });
+    expect(first.redriven).toBe(1);
+    expect(first.kept).toBe(1);
+    expect(first.items[1]).toMatchObject({ id: 'loop-1', outcome: 'kept', detail: expect.stringMatching(/again/) });
+    // Still there for the next run, which redrives it once more (and ends again).
+    const second = await runner.run({ topic: dlq, idleTimeoutMs: 3000 });
+    expect(second.items[0]).toMatchObject({ id: 'loop-1', outcome: 'redriven' });
+    expect(second.redriven).toBe(1);
+  } finally {
+    await service.close();
+  }
 });
