@@ -267,7 +267,7 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     const topicName = options?.topic ?? this.defaultTopic;
     const trace =
       this.tracing && typeof urn === 'string' && urn.trim() !== '' && typeof topicName === 'string' && isData(data)
-        ? startPublishSpan(urn, topicName)
+        ? startPublishSpan(urn, topicName, options?.traceId)
         : undefined;
     let prepared: ReturnType<BabelPulsarClient['prepare']>;
     try {

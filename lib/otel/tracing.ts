@@ -44,32 +44,53 @@ export interface PublishTrace {
 }
 
 /**
- * Starts the PRODUCER span `publish <urn>` as a child of the active context. Undefined when OTel is absent or
- * there is neither an active trace nor a tracer provider (the span context is invalid: nothing is propagated).
+ * Starts the PRODUCER span `publish <urn>` as a child of the active context. Outside any active span, a given
+ * `trace_id` places it in the trace derived from that id (as consumers without `traceparent` derive it), so the
+ * `traceparent` sent and the `trace_id` sent name one trace for every SDK. Undefined when OTel is absent or there
+ * is neither an active trace nor a tracer provider (the span context is invalid: nothing is propagated).
  */
-export function startPublishSpan(urn: string, topic: string): PublishTrace | undefined {
+export function startPublishSpan(urn: string, topic: string, givenTraceId?: string): PublishTrace | undefined {
   const api = loaded;
   if (!api) return undefined;
   const tracer = api.trace.getTracer(INSTRUMENTATION_NAME);
-  const span = tracer.startSpan(`publish ${urn}`, {
-    kind: api.SpanKind.PRODUCER,
-    // Contract §4.1: system babelqueue, the URN as the producer's destination; the Pulsar topic beside it.
-    attributes: {
-      'messaging.system': 'babelqueue',
-      'messaging.operation': 'publish',
-      'messaging.operation.type': 'send',
-      'messaging.destination.name': urn,
-      'messaging.babelqueue.urn': urn,
-      'messaging.pulsar.topic': topic,
+  const active = api.context.active();
+  const activeSpan = api.trace.getSpanContext(active);
+  const parent =
+    (activeSpan && api.trace.isSpanContextValid(activeSpan)) ||
+    typeof givenTraceId !== 'string' ||
+    givenTraceId.trim() === ''
+      ? active
+      : api.trace.setSpanContext(active, {
+          traceId: otelTraceIdOf(givenTraceId),
+          spanId: parentSpanIdOf(givenTraceId),
+          traceFlags: api.TraceFlags.SAMPLED,
+          isRemote: true,
+        });
+  const span = tracer.startSpan(
+    `publish ${urn}`,
+    {
+      kind: api.SpanKind.PRODUCER,
+      // Contract §4.1: system babelqueue, the URN as the producer's destination; the Pulsar topic beside it.
+      attributes: {
+        'messaging.system': 'babelqueue',
+        'messaging.operation': 'publish',
+        'messaging.operation.type': 'send',
+        'messaging.destination.name': urn,
+        'messaging.babelqueue.urn': urn,
+        'messaging.pulsar.topic': topic,
+      },
     },
-  });
+    parent,
+  );
   const spanContext = span.spanContext();
-  if (!api.trace.isSpanContextValid(spanContext)) {
+  // Without a tracer provider the span only echoes the derived parent: nothing of ours to propagate.
+  const echoesParent = parent !== active && spanContext.spanId === api.trace.getSpanContext(parent)?.spanId;
+  if (!api.trace.isSpanContextValid(spanContext) || echoesParent) {
     span.end();
     return undefined;
   }
   const headers: Record<string, string> = {};
-  api.propagation.inject(api.trace.setSpan(api.context.active(), span), headers);
+  api.propagation.inject(api.trace.setSpan(parent, span), headers);
   headers[TRACEPARENT] = formatTraceParent(spanContext);
   const state = spanContext.traceState?.serialize();
   if (state) headers[TRACESTATE] = state;

@@ -239,6 +239,25 @@ describe('OpenTelemetry tracing (real broker, real OTel SDK)', () => {
     });
   });
 
+  it('outside any span, a given trace id puts the publish span in the trace that id derives (as other SDKs read it)', async () => {
+    const topic = uniqueTopic('otel-given');
+    @Controller()
+    class Orders {
+      @BabelHandler(URN)
+      created() {}
+    }
+    service = await startService([Orders], { client, topics: topic });
+    await publisher.publish(URN, { n: 1 }, { topic, traceId: 'order-42' });
+    await waitFor('the consumer span', () => spans(`process ${URN}`).length === 1);
+    const [publish] = spans(`publish ${URN}`);
+    const [process] = spans(`process ${URN}`);
+    // The traceparent sent and the trace_id sent name one trace: a peer SDK that reads only trace_id joins it too.
+    expect(publish!.spanContext().traceId).toBe(otelTraceIdOf('order-42'));
+    expect(publish!.parentSpanContext?.spanId).toBe(parentSpanIdOf('order-42'));
+    expect(process!.spanContext().traceId).toBe(otelTraceIdOf('order-42'));
+    expect(process!.parentSpanContext?.spanId).toBe(publish!.spanContext().spanId);
+  });
+
   it.each([
     ['a UUID, byte for byte', '0af76519-16cd-43dd-8448-eb211c80319c'],
     ['any other string, by SHA-256', 'order-42'],
