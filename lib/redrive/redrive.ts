@@ -6,6 +6,7 @@ import type {
   PulsarProducer,
   PulsarProducerMessage,
 } from '../pulsar/client-types.js';
+import { messageIdText } from '../pulsar/message-id.js';
 import { redriveProperties, resetForRedrive, resolveTarget, sourceQueueOf } from './reset.js';
 import type { RedriveCandidate, RedriveItem, RedriveOptions, RedriveResult } from './types.js';
 
@@ -117,7 +118,7 @@ async function handleRecord(
   const properties = message.getProperties();
   const base: RedriveItem = {
     outcome: 'kept',
-    dlqMessageId: message.getMessageId().toString(),
+    dlqMessageId: messageIdText(message.getMessageId()),
     id: '',
     traceId: '',
     urn: '',

@@ -52,7 +52,7 @@ export interface RedriveOptions {
 
 export interface RedriveItem {
   outcome: RedriveOutcome;
-  /** The Pulsar message id of the DLQ record. */
+  /** The Pulsar message id of the DLQ record, `(ledger,entry,partition,batchIndex)` on either client. */
   dlqMessageId: string;
   /** `meta.id` ('' for a record that is not an envelope). */
   id: string;

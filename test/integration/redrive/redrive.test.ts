@@ -191,6 +191,8 @@ test('ends when a redriven record fails again: the record that came back is left
     // A wide idle window: the copy is handled and dead-lettered again while this run still reads.
     const first = await runner.run({ topic: dlq, idleTimeoutMs: 3000 });
     expect(first.redriven).toBe(1);
+    // One message-id form on both clients (the WebSocket API's own ids are base64).
+    expect(first.items[0]!.dlqMessageId).toMatch(/^\(\d+,\d+,-?\d+,-?\d+\)$/);
     expect(first.kept).toBe(1);
     expect(first.items[1]).toMatchObject({ id: 'loop-1', outcome: 'kept', detail: expect.stringMatching(/again/) });
     // Still there for the next run, which redrives it once more (and ends again).
