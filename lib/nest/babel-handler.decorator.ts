@@ -40,6 +40,17 @@ export interface BabelHandlerExtras {
   connection?: string;
 }
 
+const HANDLER_OPTION_KEYS = [
+  'extras',
+  'timeoutMs',
+  'maxAttempts',
+  'retryPolicy',
+  'idempotency',
+  'topic',
+  'subscription',
+  'connection',
+] as const satisfies ReadonlyArray<keyof BabelHandlerOptions>;
+
 function optionalName(value: unknown, option: string, example: string): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value.trim() === '')
@@ -69,6 +80,14 @@ export function BabelHandler(urn: string, options: BabelHandlerOptions = {}): Me
   const pattern = typeof urn === 'string' ? urn.trim() : '';
   if (pattern === '')
     throw new TypeError('@BabelHandler needs a non-blank URN, e.g. @BabelHandler("urn:babel:orders:created")');
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError(`@BabelHandler options must be an object, got ${String(options)}`);
+  const unknown = Object.keys(options).filter((key) => !(HANDLER_OPTION_KEYS as readonly string[]).includes(key));
+  if (unknown.length > 0) {
+    throw new TypeError(
+      `@BabelHandler option(s) ${unknown.join(', ')} unknown; allowed: ${HANDLER_OPTION_KEYS.join(', ')}`,
+    );
+  }
   const { timeoutMs } = options;
   if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs >= 0)) {
     throw new TypeError(

@@ -78,6 +78,8 @@ describe('@BabelHandler topology options', () => {
     [{ topic: 'persistent://only-tenant' }, /@BabelHandler topic:/],
     [{ subscription: '  ' }, /subscription must be a non-blank string/],
     [{ connection: '' }, /connection must be a non-blank string/],
+    [{ maxAttempt: 3 } as never, /option\(s\) maxAttempt unknown; allowed: extras, timeoutMs, maxAttempts/],
+    [null as never, /options must be an object/],
   ])('refuses %p', (options, message) => {
     expect(decorate(options)).toThrow(message);
   });
