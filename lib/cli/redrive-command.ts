@@ -13,6 +13,7 @@ const USAGE = `usage: babelqueue-pulsar redrive --topic <dlq topic> [options]
   --to <name>           re-publish here instead of each record's dead_letter.original_queue
   --reason <reason>     only records dead-lettered for this reason (failed, unknown_urn)
   --urn <urn>           only records with this URN
+  --id <meta.id>        only the record with this meta.id (repeat for several)
   --max <n>             read at most n records
   --dry-run             report what would happen; publish nothing, acknowledge nothing
   --bypass              stamp bq-replay-bypass: "1" so handlers can skip side effects
@@ -70,6 +71,7 @@ function parseRedriveArgs(
       to: { type: 'string' },
       reason: { type: 'string' },
       urn: { type: 'string' },
+      id: { type: 'string', multiple: true },
       max: { type: 'string' },
       'dry-run': { type: 'boolean' },
       bypass: { type: 'boolean' },
@@ -84,8 +86,11 @@ function parseRedriveArgs(
     max = Number(values.max);
     if (!/^[0-9]+$/.test(values.max) || max < 1) throw new Error(`--max must be a positive whole number`);
   }
+  const ids = values.id?.map((id) => id.trim());
+  if (ids?.some((id) => id === '')) throw new Error('--id must not be blank');
   const options: RedriveOptions = {
     topic: values.topic,
+    ...(ids !== undefined && { select: ({ envelope }) => ids.includes(String(envelope.meta.id)) }),
     ...(values.to !== undefined && { to: values.to }),
     ...(values.reason !== undefined && { reason: values.reason }),
     ...(values.urn !== undefined && { urn: values.urn }),

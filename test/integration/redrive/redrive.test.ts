@@ -165,7 +165,27 @@ test('the CLI reports usage errors with exit code 2', async () => {
   expect(await runCli(['redrive'], output, {})).toBe(2);
   expect(out.join('\n')).toMatch(/--topic is required/);
   expect(await runCli(['redrive', '--topic', 'a.dlq', '--max', '0'], output, {})).toBe(2);
+  expect(await runCli(['redrive', '--topic', 'a.dlq', '--id', ' '], output, {})).toBe(2);
+  expect(out.join('\n')).toMatch(/--id must not be blank/);
   expect(await runCli(['nope'], output, {})).toBe(2);
+});
+
+test('the CLI redrives only the records named by --id', async () => {
+  const topic = uniqueTopic('redrive-id');
+  const dlq = `${topic}.dlq`;
+  await prepareDlq(dlq);
+  const target = await listen(topic);
+  for (const id of ['id-a', 'id-b', 'id-c'])
+    await deadLetter(dlq, EnvelopeCodec.make('urn:babel:orders:created', { id }, { queue: topic, id }), 'failed');
+  const out: string[] = [];
+  const output = { out: (line: string) => out.push(line), err: (line: string) => out.push(line) };
+  const env = { BABELQUEUE_PULSAR_SERVICE_URL: serviceUrl() };
+  expect(await runCli(['redrive', '--topic', dlq, '--id', 'id-a', '--id', 'id-c'], output, env)).toBe(0);
+  const copies = await receiveN(target, 2);
+  expect(copies.map((copy) => (decoded(copy).meta as { id: string }).id).sort()).toEqual(['id-a', 'id-c']);
+  await expectNothing(target, 300);
+  expect(out.filter((line) => line.startsWith('skipped'))).toEqual([expect.stringContaining('id=id-b')]);
+  expect(await backlog(dlq, 'babelqueue-redrive')).toBe(1);
 });
 
 test('ends when a redriven record fails again: the record that came back is left for the next run', async () => {
