@@ -5,7 +5,14 @@ import { jest } from '@jest/globals';
 import { ConsoleLogger, Logger, type INestApplication, type INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { AsyncMicroserviceOptions } from '@nestjs/microservices';
-import { BabelPulsarClient, BabelPulsarServer } from '../../../lib/index.js';
+import {
+  BabelPulsarClient,
+  BabelPulsarServer,
+  deadLetterRecord,
+  EnvelopeCodec,
+  pulsarProperties,
+  type RedriveItem,
+} from '../../../lib/index.js';
 import {
   envelopeOf,
   rawClient,
@@ -21,6 +28,8 @@ jest.setTimeout(90_000);
 type Snippets = {
   main: typeof import('./readme-snippets/bootstrap.js');
   topology: typeof import('./readme-snippets/topology.module.js');
+  redrive: typeof import('./readme-snippets/redrive.js');
+  idempotency: typeof import('./readme-snippets/idempotency.module.js');
   controller: typeof import('./readme-snippets/orders.controller.js');
   service: typeof import('./readme-snippets/orders.service.js');
   asyncModule: typeof import('./readme-snippets/app-async.module.js');
@@ -39,10 +48,14 @@ describe('README snippets (live broker)', () => {
     process.env.PORT = '0';
     process.env.PAYMENTS_TOPIC = uniqueTopic('payments');
     process.env.LEDGER_TOPIC = uniqueTopic('ledger');
+    process.env.CHARGES_TOPIC = uniqueTopic('charges');
+    process.env.REDIS_URL = process.env.BQ_REDIS_URL ?? 'redis://127.0.0.1:16379';
     Logger.overrideLogger(false);
     snippets = {
       main: await import('./readme-snippets/bootstrap.js'),
       topology: await import('./readme-snippets/topology.module.js'),
+      redrive: await import('./readme-snippets/redrive.js'),
+      idempotency: await import('./readme-snippets/idempotency.module.js'),
       controller: await import('./readme-snippets/orders.controller.js'),
       service: await import('./readme-snippets/orders.service.js'),
       asyncModule: await import('./readme-snippets/app-async.module.js'),
@@ -56,8 +69,18 @@ describe('README snippets (live broker)', () => {
 
   afterAll(async () => {
     await raw.close();
+    snippets.idempotency.redis.disconnect();
     Logger.overrideLogger(new ConsoleLogger());
-    for (const key of ['PULSAR_URL', 'ORDERS_TOPIC', 'PORT', 'PAYMENTS_TOPIC', 'LEDGER_TOPIC']) delete process.env[key];
+    for (const key of [
+      'PULSAR_URL',
+      'ORDERS_TOPIC',
+      'PORT',
+      'PAYMENTS_TOPIC',
+      'LEDGER_TOPIC',
+      'CHARGES_TOPIC',
+      'REDIS_URL',
+    ])
+      delete process.env[key];
   });
 
   it('forRoot + standalone microservice: publishing and consuming as shown', async () => {
@@ -132,5 +155,56 @@ describe('README snippets (live broker)', () => {
     expect(payments.get(BabelPulsarServer).describe()).toEqual([
       expect.objectContaining({ topic: process.env.PAYMENTS_TOPIC, subscription: 'refunds' }),
     ]);
+  });
+
+  it('redrive from code: only the selected failed records go back, marked as replays', async () => {
+    const queue = uniqueTopic('redrive-snippet');
+    const dlq = `${queue}.dlq`;
+    const { redriveEuOrders } = snippets.redrive;
+    // A first run creates the redrive subscription, before any record arrives.
+    expect((await redriveEuOrders(dlq, () => undefined)).read).toBe(0);
+    const target = await rawSubscribe(raw, queue);
+    const producer = await raw.createProducer({ topic: dlq });
+    for (const region of ['eu', 'us']) {
+      const envelope = EnvelopeCodec.make('urn:babel:orders:created', { region }, { queue, id: `order-${region}` });
+      const record = deadLetterRecord(envelope, {
+        reason: 'failed',
+        error: new Error('down'),
+        attempts: 3,
+        originalQueue: queue,
+      });
+      await producer.send({ data: EnvelopeCodec.encodeToBuffer(record), properties: pulsarProperties(record) });
+    }
+    await producer.close();
+    const items: RedriveItem[] = [];
+    const result = await redriveEuOrders(dlq, (item) => items.push(item));
+    expect(result).toMatchObject({ read: 2, redriven: 1, skipped: 1 });
+    expect(items.map(({ outcome, id }) => `${outcome} ${id}`)).toEqual(['redriven order-eu', 'skipped order-us']);
+    const copy = await receiveOne(target);
+    expect(envelopeOf(copy)).toMatchObject({ meta: { id: 'order-eu' }, attempts: 0 });
+    expect(copy.getProperties()['bq-replay-bypass']).toBe('1');
+    await target.close();
+  });
+
+  it('idempotency: a meta.id published twice runs each handler once (Redis module-wide, in-memory per handler)', async () => {
+    const { ChargesModule, ChargesController } = snippets.idempotency;
+    const service = await NestFactory.createMicroservice<AsyncMicroserviceOptions>(ChargesModule, {
+      inject: [BabelPulsarServer],
+      useFactory: (server: BabelPulsarServer) => ({ strategy: server }),
+    });
+    app = service;
+    const settled: unknown[] = [];
+    service.get(BabelPulsarServer).on('settled', (event) => settled.push(event));
+    await service.listen();
+    const publisher = service.get(BabelPulsarClient);
+    const suffix = uniqueTopic('id');
+    for (let i = 0; i < 2; i++) {
+      await publisher.publish('urn:babel:charges:captured', { order_id: 1 }, { id: `captured-${suffix}` });
+      await publisher.publish('urn:babel:charges:refunded', { order_id: 2 }, { id: `refunded-${suffix}` });
+    }
+    await waitFor('four deliveries settled', () => settled.length === 4);
+    const controller = service.get(ChargesController);
+    expect(controller.captures).toEqual([1]);
+    expect(controller.refunds).toEqual([2]);
   });
 });
