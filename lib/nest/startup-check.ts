@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { ModulesContainer } from '@nestjs/core';
-import { BabelPulsarServer } from './babel-pulsar.server.js';
+import { BabelPulsarServer, serverStartedSince } from './babel-pulsar.server.js';
 import type { ResolvedModuleOptions } from './module-options.js';
 import { BABEL_QUEUE_RESOLVED_OPTIONS } from './module-tokens.js';
 import { BABEL_QUEUE_NAME, type RegistrationName } from './registration-tokens.js';
@@ -43,9 +43,11 @@ export class BabelQueueStartupCheck implements OnApplicationBootstrap, OnApplica
     }
     const handlers = handlersOf(patterns, this.registration.name);
     if (handlers.length === 0 || this.server.wasStarted) return;
+    const bootstrappedAt = Date.now();
     this.timer = setTimeout(() => {
       this.timer = null;
-      if (!this.server.wasStarted)
+      // A server of the user's own (same connection name) may consume for the module's.
+      if (!this.server.wasStarted && !serverStartedSince(this.registration.name, bootstrappedAt))
         this.logger.warn(notStartedWarning(this.registration.name, handlers, startupWarnings.serverNotStartedAfterMs));
     }, startupWarnings.serverNotStartedAfterMs);
     this.timer.unref();

@@ -177,6 +177,19 @@ describe('start-up warnings', () => {
     expect(started.logger.matching(/was not started/)).toEqual([]);
   });
 
+  it("does not report the module's server when the app consumes through a server of its own", async () => {
+    const topic = uniqueTopic('own-server');
+    @Module({ imports: [BabelQueueModule.forRoot(options(topic))], controllers: [Pings] })
+    class Root {}
+
+    const { app, logger } = await create(Root, false);
+    const own = new BabelPulsarServer({ client: app.get(BabelPulsarClient).unwrap(), topics: topic });
+    app.connectMicroservice({ strategy: own });
+    await app.startAllMicroservices();
+    await sleep(800);
+    expect(logger.matching(/was not started/)).toEqual([]);
+  });
+
   it('logs none of these with startupWarnings: false', async () => {
     @Injectable()
     class ProviderWithHandler {
