@@ -56,8 +56,6 @@ interface TopicResources {
 const STATUS_POLL_MS = 1000;
 /** A refused producer is asked for again at most this often (on the next write after it). */
 const REFUSED_PRODUCER_RETRY_MS = 2000;
-/** Message ids whose refused write was already logged at error level (older ones are forgotten first). */
-
 /** When a server of each connection name last started in this process (see serverStartedSince). */
 const lastStartByConnection = new Map<string | undefined, number>();
 
@@ -101,7 +99,6 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
   private readonly connections = new ConnectionWatch();
   private closing: Promise<void> | null = null;
   private metrics: ConsumerMetrics | undefined;
-  /** `topic message-id` of every write refused for lack of permission that was already logged at error level. */
 
   constructor(private readonly options: BabelPulsarServerOptions) {
     super();
