@@ -425,10 +425,7 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
     };
   }
 
-  /**
-   * A write refused for lack of permission repeats on every redelivery of its message until the permission is
-   * granted: the first refusal of each message is logged at error level, the repeats at debug level.
-   */
+  /** Where the consumers log: the `logger` option, else the server's Nest Logger. */
   private consumerLogger(): ConsumerLogger {
     return this.options.logger ?? this.logger;
   }
