@@ -3,9 +3,10 @@
 // rounds), publish rates, p50/p99 publish→handler latency at a fixed rate, heap and RSS across a long soak.
 //
 // BENCH_MESSAGES (default 20000) per drain, BENCH_ROUNDS (3), BENCH_SOAK (100000 per concurrency; 0 skips),
-// BENCH_RATE (500 msg/s for the latency runs), BENCH_PYTHON=0 skips the Python peer.
+// BENCH_RATE (500 msg/s for the latency runs), BENCH_PYTHON=0 skips the Python peer. BENCH_BASELINE=<path to another
+// build's dist/esm/index.js> adds that build's transport at c8 to the same interleaved rounds (before/after figures).
 import 'reflect-metadata';
-import { Controller, Module } from '@nestjs/common';
+import { Controller, Injectable, Module, UseGuards, UseInterceptors, UsePipes } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -34,6 +35,7 @@ const broker = await ensureBroker();
 const nativeUrl = broker.serviceUrl;
 const webUrl = broker.webUrl;
 const uniqueTopic = (name) => `bench-${name}-${randomUUID().slice(0, 8)}`;
+const baseline = process.env.BENCH_BASELINE ? await import(path.resolve(process.env.BENCH_BASELINE)) : null;
 
 /** A 345-byte-class envelope, as the issue measured. */
 function envelope(i) {
@@ -86,12 +88,24 @@ function meter(count) {
 
 const subscription = { subscription: 'bench', subscriptionType: 'Shared', subscriptionInitialPosition: 'Earliest' };
 
-/** A raw client's receive + acknowledge loop over N messages. */
-async function receiveLoop(client, topic) {
+/**
+ * The floor: what any consumer honouring the contract must read of a message (body, properties, redelivery
+ * count, message id), and nothing more. No decoding, no routing.
+ */
+function readWhatTheContractNeeds(message) {
+  message.getData();
+  message.getProperties();
+  message.getRedeliveryCount();
+  message.getMessageId();
+}
+
+/** A raw client's receive + acknowledge loop over N messages (`read` runs on each message first). */
+async function receiveLoop(client, topic, read = () => {}) {
   const consumer = await client.subscribe({ topic, ...subscription, receiverQueueSize: 1000 });
   const m = meter(N);
   for (let i = 0; i < N; i++) {
     const message = await consumer.receive(30_000);
+    read(message);
     await consumer.acknowledge(message);
     m.tick();
   }
@@ -119,39 +133,92 @@ const consumers = {
     await client.close();
     return result;
   },
+  async 'raw native, listener, contract reads'(topic) {
+    const client = new Native.Client({ serviceUrl: nativeUrl });
+    const m = meter(N);
+    const consumer = await client.subscribe({
+      topic,
+      ...subscription,
+      receiverQueueSize: 1000,
+      listener: (message, c) => {
+        readWhatTheContractNeeds(message);
+        c.acknowledge(message);
+        m.tick();
+      },
+    });
+    const result = await m.finished;
+    await consumer.close();
+    await client.close();
+    return result;
+  },
   'raw native, receive + acknowledge': (topic) => receiveLoop(new Native.Client({ serviceUrl: nativeUrl }), topic),
   'raw WebSocket, receive + acknowledge': (topic) =>
     receiveLoop(new lib.PulsarWebSocketClient({ serviceUrl: webUrl }), topic),
+  'raw WebSocket, contract reads': (topic) =>
+    receiveLoop(new lib.PulsarWebSocketClient({ serviceUrl: webUrl }), topic, readWhatTheContractNeeds),
 };
 for (const kind of ['native', 'websocket']) {
   for (const concurrency of [1, 8, 32]) {
     consumers[`transport, ${kind}, concurrency ${concurrency}`] = (topic) =>
       drainWithTransport(kind, topic, concurrency, N);
   }
+  consumers[`transport, ${kind}, c8, guard + pipe + interceptor`] = (topic) =>
+    drainWithTransport(kind, topic, 8, N, { guarded: true });
+  if (baseline) {
+    consumers[`baseline build, ${kind}, concurrency 8`] = (topic) =>
+      drainWithTransport(kind, topic, 8, N, { build: baseline });
+    consumers[`baseline build, ${kind}, c8, guard + pipe + interceptor`] = (topic) =>
+      drainWithTransport(kind, topic, 8, N, { build: baseline, guarded: true });
+  }
 }
 
-function benchModule(onMessage) {
+/** A handler with one guard, one pipe and one interceptor: Nest's pipeline, the user's choice. */
+class AllowGuard {
+  canActivate() {
+    return true;
+  }
+}
+Injectable()(AllowGuard);
+class IdentityPipe {
+  transform(value) {
+    return value;
+  }
+}
+class PassInterceptor {
+  intercept(_context, next) {
+    return next.handle();
+  }
+}
+Injectable()(PassInterceptor);
+
+function benchModule(onMessage, { guarded = false, build = lib } = {}) {
   class Sink {
     consume(data) {
       onMessage(data);
     }
   }
   const descriptor = Object.getOwnPropertyDescriptor(Sink.prototype, 'consume');
-  lib.BabelHandler(URN)(Sink.prototype, 'consume', descriptor);
+  if (guarded) {
+    UseInterceptors(PassInterceptor)(Sink.prototype, 'consume', descriptor);
+    UsePipes(new IdentityPipe())(Sink.prototype, 'consume', descriptor);
+    UseGuards(AllowGuard)(Sink.prototype, 'consume', descriptor);
+  }
+  build.BabelHandler(URN)(Sink.prototype, 'consume', descriptor);
   Controller()(Sink);
   class BenchModule {}
   Module({ controllers: [Sink] })(BenchModule);
   return BenchModule;
 }
 
-const newClientOf = (kind) =>
+const newClientOf = (kind, build = lib) =>
   kind === 'native'
     ? new Native.Client({ serviceUrl: nativeUrl })
-    : new lib.PulsarWebSocketClient({ serviceUrl: webUrl });
+    : new build.PulsarWebSocketClient({ serviceUrl: webUrl });
 
-async function startTransport(kind, topic, concurrency, onMessage) {
-  const client = newClientOf(kind);
-  const server = new lib.BabelPulsarServer({
+async function startTransport(kind, topic, concurrency, onMessage, shape = {}) {
+  const build = shape.build ?? lib;
+  const client = newClientOf(kind, build);
+  const server = new build.BabelPulsarServer({
     client,
     topics: topic,
     concurrency,
@@ -160,7 +227,7 @@ async function startTransport(kind, topic, concurrency, onMessage) {
     subscription: 'bench',
     logger: quiet,
   });
-  const app = await NestFactory.createMicroservice(benchModule(onMessage), { strategy: server, logger: false });
+  const app = await NestFactory.createMicroservice(benchModule(onMessage, shape), { strategy: server, logger: false });
   await app.listen();
   return {
     client,
@@ -171,9 +238,9 @@ async function startTransport(kind, topic, concurrency, onMessage) {
   };
 }
 
-async function drainWithTransport(kind, topic, concurrency, count) {
+async function drainWithTransport(kind, topic, concurrency, count, shape = {}) {
   const m = meter(count);
-  const running = await startTransport(kind, topic, concurrency, () => m.tick());
+  const running = await startTransport(kind, topic, concurrency, () => m.tick(), shape);
   const result = await m.finished;
   await running.close();
   return result;
@@ -223,28 +290,40 @@ try {
     rate: median(runs.map((r) => N / r.seconds)),
     cpuUs: median(runs.map((r) => r.cpuUs)),
   }));
-  console.log(`\n${'consumer'.padEnd(44)}${'msg/s'.padStart(10)}${'CPU µs/msg'.padStart(12)}`);
+  console.log(`\n${'consumer'.padEnd(52)}${'msg/s'.padStart(10)}${'CPU µs/msg'.padStart(12)}`);
   for (const row of rows)
-    console.log(`${row.name.padEnd(44)}${row.rate.toFixed(0).padStart(10)}${row.cpuUs.toFixed(0).padStart(12)}`);
+    console.log(`${row.name.padEnd(52)}${row.rate.toFixed(0).padStart(10)}${row.cpuUs.toFixed(0).padStart(12)}`);
   const rate = (name) => rows.find((r) => r.name === name);
   const ratio = (a, b) => (rate(a) && rate(b) ? (rate(a).rate / rate(b).rate).toFixed(2) : 'n/a');
   const cpuRatio = (a, b) => (rate(a) && rate(b) ? (rate(a).cpuUs / rate(b).cpuUs).toFixed(2) : 'n/a');
+  const nativeFloor = 'raw native, listener, contract reads';
+  const webSocketFloor = 'raw WebSocket, contract reads';
+  const pythonPeer = 'Python SDK consumer, no-op handler';
+  const targets = [
+    ['native c8 / native floor', ratio('transport, native, concurrency 8', nativeFloor), '≥ 0.8'],
+    ['native c8 / Python SDK', ratio('transport, native, concurrency 8', pythonPeer), '≥ 2'],
+    ['WebSocket c8 / WebSocket floor', ratio('transport, websocket, concurrency 8', webSocketFloor), '≥ 0.8'],
+    ['native c1 / native floor', ratio('transport, native, concurrency 1', nativeFloor), '≥ 0.5'],
+    ['WebSocket c1 / WebSocket floor', ratio('transport, websocket, concurrency 1', webSocketFloor), '≥ 0.5'],
+    [
+      'native guarded c8 / native floor',
+      ratio('transport, native, c8, guard + pipe + interceptor', nativeFloor),
+      '≥ 0.5',
+    ],
+    [
+      'WebSocket guarded c8 / WebSocket floor',
+      ratio('transport, websocket, c8, guard + pipe + interceptor', webSocketFloor),
+      '≥ 0.5',
+    ],
+    ['CPU/msg native c8 / native floor', cpuRatio('transport, native, concurrency 8', nativeFloor), '≤ 1.5'],
+    [
+      'CPU/msg WebSocket c8 / WebSocket floor',
+      cpuRatio('transport, websocket, concurrency 8', webSocketFloor),
+      '≤ 1.5',
+    ],
+  ];
   console.log('\nratios (target):');
-  console.log(
-    `  native c8 / raw native listener: ${ratio('transport, native, concurrency 8', 'raw native, listener')} (≥ 0.7)`,
-  );
-  console.log(
-    `  native c8 / Python SDK:          ${ratio('transport, native, concurrency 8', 'Python SDK consumer, no-op handler')} (≥ 1.5)`,
-  );
-  console.log(
-    `  WebSocket c8 / raw WebSocket:    ${ratio('transport, websocket, concurrency 8', 'raw WebSocket, receive + acknowledge')} (≥ 0.7)`,
-  );
-  console.log(
-    `  CPU/msg native c8 / raw native listener: ${cpuRatio('transport, native, concurrency 8', 'raw native, listener')} (≤ 2)`,
-  );
-  console.log(
-    `  CPU/msg WebSocket c8 / raw WebSocket:    ${cpuRatio('transport, websocket, concurrency 8', 'raw WebSocket, receive + acknowledge')} (≤ 2)`,
-  );
+  for (const [name, value, target] of targets) console.log(`  ${name.padEnd(40)} ${value.padStart(5)} (${target})`);
 
   // ---------------------------------------------------------------------------------------------- publishing
   const PUB = Math.min(N, 2000);

@@ -38,6 +38,8 @@ export interface ProcessorContext {
   now?: () => number;
   /** Time-out of the URN's handler, ms; 0 or absent = none. */
   handlerTimeoutMs?: (urn: string) => number;
+  /** A failure's stack on its log line; otherwise the stack goes to the debug level. */
+  logStackTraces?: boolean;
   /** A handler passed its time-out and still runs; `stillRunning` settles when it finally ends. */
   onHandlerOverdue?: (urn: string, timeoutMs: number, stillRunning: Promise<void>) => void;
   /** True the first time `key` is reported (bounded memory); repeats are logged at debug level. */
@@ -171,8 +173,11 @@ function reportFailure(
     error,
     outcome,
   });
-  if (outcome.kind === 'retry' || outcome.kind === 'nack' || outcome.kind === 'dropped') ctx.logger.warn(line);
-  else ctx.logger.error(line);
+  const stack = error instanceof Error ? error.stack : undefined;
+  const logged = stack !== undefined && ctx.logStackTraces ? `${line}\n${stack}` : line;
+  if (outcome.kind === 'retry' || outcome.kind === 'nack' || outcome.kind === 'dropped') ctx.logger.warn(logged);
+  else ctx.logger.error(logged);
+  if (stack !== undefined && !ctx.logStackTraces) ctx.logger.debug?.(`${line}\n${stack}`);
 }
 
 /** The line of a record written to the dead-letter topic, after the failure line that explains it. */

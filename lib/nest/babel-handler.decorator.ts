@@ -1,8 +1,8 @@
-import { UseInterceptors } from '@nestjs/common';
+import { UseFilters, type Type } from '@nestjs/common';
 import { EventPattern } from '@nestjs/microservices';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
 import { checkRetryPolicy, type RetryPolicy } from '../consumer/index.js';
-import { failureCapture } from './failure-capture.js';
+import { BabelFailureRelay } from './failure-relay.js';
 import { Idempotent } from '../idempotency/idempotent.interceptor.js';
 import type { IdempotencyOptions } from '../idempotency/store.js';
 import { parseTopic } from '../pulsar/websocket/topic.js';
@@ -32,6 +32,9 @@ export interface BabelHandlerOptions {
 /** What @BabelHandler stores in the handler's extras, so the server can name both sides of a clash. */
 export interface BabelHandlerExtras {
   handler: string;
+  /** The controller class and method, for the failure relay. */
+  owner?: Type<unknown>;
+  method?: string | symbol;
   timeoutMs?: number;
   maxAttempts?: number;
   retryPolicy?: RetryPolicy;
@@ -109,6 +112,8 @@ export function BabelHandler(urn: string, options: BabelHandlerOptions = {}): Me
       ...options.extras,
       [BABEL_HANDLER_EXTRAS]: {
         handler: `${owner}.${String(key)}`,
+        owner: (typeof target === 'function' ? target : target.constructor) as Type<unknown>,
+        method: key,
         ...(timeoutMs !== undefined && { timeoutMs }),
         ...(maxAttempts !== undefined && { maxAttempts }),
         ...(retryPolicy !== undefined && { retryPolicy }),
@@ -119,8 +124,9 @@ export function BabelHandler(urn: string, options: BabelHandlerOptions = {}): Me
     };
     const register = EventPattern<string>(pattern, BABEL_TRANSPORT, extras) as MethodDecorator;
     register(target, key, descriptor);
-    // Outermost of the method's own interceptors, so it sees what the method pipeline finally threw.
-    UseInterceptors(failureCapture)(target, key, descriptor);
+    // Nest consults it for a failure of any layer; it hands the failure to the user's filters, else back to
+    // the transport with its true cause (and without Nest's default filter logging it a second time).
+    UseFilters(BabelFailureRelay)(target, key, descriptor);
     idempotent?.(target, key, descriptor);
   };
 }

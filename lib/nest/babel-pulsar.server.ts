@@ -7,13 +7,13 @@ import type { Envelope } from '../envelope/index.js';
 import type { PulsarClientLike, PulsarConsumerConfig, PulsarMessage, PulsarProducer } from '../pulsar/client-types.js';
 import { canPush, PushFeed } from '../consumer/push-feed.js';
 import { toLibraryClient } from '../pulsar/native/adapter.js';
-import { BabelContext } from './babel.context.js';
+import { contextFor } from './babel.context.js';
 import { runOnce } from '../idempotency/run-once.js';
 import { ConnectionWatch } from './connection-watch.js';
 import { HandlerRoutes, type Binding, type Route } from './handler-routes.js';
 import type { BabelHandlerExtras } from './babel-handler.decorator.js';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
-import { failureCause } from './failure-capture.js';
+import { failureOf, unrelayedFailureOf } from './failure-classify.js';
 import { normalizeTopic } from '../pulsar/websocket/index.js';
 import { messageIdText } from '../pulsar/message-id.js';
 import { inProcessSpan, loadOpenTelemetry } from '../otel/tracing.js';
@@ -25,7 +25,7 @@ import {
   type ProducerPurpose,
   type RefusedProducerState,
 } from './refused-producer.js';
-import { describeNestFailure, isRetriableNestFailure } from './failure-classify.js';
+import { isRetriableNestFailure } from './failure-classify.js';
 import {
   checkDelayable,
   isProducer,
@@ -159,7 +159,7 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
     if (babelExtras?.connection !== this.options.name) return;
     if (!babelExtras) this.warnForeignPattern(urn, isEventHandler);
     const name = babelExtras?.handler ?? 'an unnamed handler';
-    const { maxAttempts, retryPolicy, timeoutMs, topic, subscription } = babelExtras ?? {};
+    const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, owner, method } = babelExtras ?? {};
     if (retryPolicy)
       checkDelayable(this.options.retry === 'nack', this.settings.subscriptionType, `${name} retryPolicy`);
     if (topic !== undefined && isProducer(this.options.retry)) {
@@ -173,6 +173,7 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
       {
         handler: callback,
         name,
+        ...(owner !== undefined && method !== undefined && { declaredAt: { owner, method } }),
         ...(timeoutMs !== undefined && { timeoutMs }),
         ...((maxAttempts !== undefined || retryPolicy !== undefined) && {
           policy: {
@@ -318,6 +319,7 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
         receiveTimeoutMs: this.settings.receiveTimeoutMs,
         hasHandler: (urn) => routes.has(urn) || this.routes.handledBySibling(binding, urn, all),
         handlerTimeoutMs: (urn) => routes.get(urn)?.timeoutMs ?? this.settings.handlerTimeoutMs,
+        logStackTraces: this.settings.logStackTraces,
         // A URN only a sibling subscription of this topic handles is that subscription's work: acknowledged here.
         dispatch: async (urn, envelope, message) => {
           const route = routes.get(urn);
@@ -342,20 +344,21 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
   }
 
   private async dispatch(
-    { handler }: Route,
+    { handler, declaredAt }: Route,
     urn: string,
     envelope: Envelope,
     message: PulsarMessage,
     topic: string,
   ): Promise<void> {
-    const context = new BabelContext([envelope, message, topic, urn]);
+    const context = contextFor([envelope, message, topic, urn], declaredAt);
     const run = async (): Promise<void> => {
       try {
         const result: unknown = await handler(envelope.data, context);
-        // Nest reports handler failures (after exception filters) as an Observable that errors.
+        // Nest hands a failure to the exception filters, whose verdict is an Observable: an error (the failure
+        // relay's, or a user filter's) or a completion (a user filter took the failure as handled).
         if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
       } catch (reported) {
-        throw describeNestFailure(failureCause(context, reported));
+        throw declaredAt ? failureOf(reported) : unrelayedFailureOf(reported);
       }
     };
     const idempotency = this.options.idempotency;

@@ -1,3 +1,4 @@
+import type { Type } from '@nestjs/common';
 import { BaseRpcContext } from '@nestjs/microservices';
 import type { Envelope } from '../envelope/index.js';
 import type { PulsarMessage } from '../pulsar/client-types.js';
@@ -5,6 +6,25 @@ import { partitionOf } from '../pulsar/partition.js';
 import { isReplay } from '../redrive/replay.js';
 
 type BabelContextArgs = [envelope: Envelope, message: PulsarMessage, topic: string, urn: string];
+
+/** Where a handler is declared: its controller class and method (what the failure relay needs to know). */
+export interface HandlerRef {
+  owner: Type<unknown>;
+  method: string | symbol;
+}
+
+const HANDLER = Symbol('babelqueue.handler');
+
+/** The context of a message for the handler `handler` (kept off the public type: the transport's own detail). */
+export function contextFor(args: BabelContextArgs, handler: HandlerRef | undefined): BabelContext {
+  const context = new BabelContext(args);
+  (context as unknown as Record<typeof HANDLER, HandlerRef | undefined>)[HANDLER] = handler;
+  return context;
+}
+
+export function handlerOf(context: BabelContext): HandlerRef | undefined {
+  return (context as unknown as Record<typeof HANDLER, HandlerRef | undefined>)[HANDLER];
+}
 
 /** The `@Ctx()` of a @BabelHandler method. */
 export class BabelContext extends BaseRpcContext<BabelContextArgs> {

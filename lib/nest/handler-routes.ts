@@ -1,5 +1,6 @@
 import type { MessageHandler } from '@nestjs/microservices';
 import type { HandlerPolicy } from '../consumer/index.js';
+import type { HandlerRef } from './babel.context.js';
 import { normalizeTopic } from '../pulsar/websocket/topic.js';
 
 /** One handler as the server runs it. */
@@ -7,6 +8,8 @@ export interface Route {
   handler: MessageHandler;
   /** `Class.method`, for errors and logs. */
   name: string;
+  /** Where the handler is declared (absent for a pattern registered without @BabelHandler). */
+  declaredAt?: HandlerRef;
   timeoutMs?: number;
   policy?: HandlerPolicy;
 }

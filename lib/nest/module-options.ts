@@ -41,6 +41,8 @@ export interface BabelQueueConsumerOptions {
   receiveTimeoutMs?: number;
   /** A handler running longer counts as a failed attempt. Default 60000; 0 = no limit; per handler: @BabelHandler. */
   handlerTimeoutMs?: number;
+  /** The stack trace of a failure on its log line instead of at debug level. Default false. */
+  logStackTraces?: boolean;
 }
 
 /**
@@ -143,6 +145,7 @@ const CONSUMER_KEYS = [
   'shutdownTimeoutMs',
   'receiveTimeoutMs',
   'handlerTimeoutMs',
+  'logStackTraces',
   'subscriptionInitialPosition',
   'nackRedeliverTimeoutMs',
 ] as const;
@@ -383,6 +386,7 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     ...(consumer.shutdownTimeoutMs !== undefined && { shutdownTimeoutMs: consumer.shutdownTimeoutMs }),
     ...(consumer.receiveTimeoutMs !== undefined && { receiveTimeoutMs: consumer.receiveTimeoutMs }),
     ...(consumer.handlerTimeoutMs !== undefined && { handlerTimeoutMs: consumer.handlerTimeoutMs }),
+    ...(consumer.logStackTraces !== undefined && { logStackTraces: consumer.logStackTraces }),
     ...(consumer.subscriptionInitialPosition !== undefined && {
       subscriptionInitialPosition: consumer.subscriptionInitialPosition,
     }),

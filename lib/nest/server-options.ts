@@ -63,6 +63,11 @@ export interface BabelPulsarServerOptions extends BabelQueueHooks {
    * limit. `@BabelHandler(urn, { timeoutMs })` overrides it per handler.
    */
   handlerTimeoutMs?: number;
+  /**
+   * Each failed delivery is logged on one line (URN, id, attempt, outcome, error); its stack trace goes to the
+   * debug level. `true` puts the stack on that line instead. Default false.
+   */
+  logStackTraces?: boolean;
   /** Supplies retry/dead-letter producers instead of the server creating them (used by the module). */
   producers?: ProducerSource;
   /** Defaults to a Nest Logger named BabelPulsarServer. */
@@ -83,6 +88,7 @@ export interface ResolvedServerOptions {
   shutdownTimeoutMs: number;
   receiveTimeoutMs: number;
   handlerTimeoutMs: number;
+  logStackTraces: boolean;
   retryPolicy?: RetryPolicy;
   telemetry: ResolvedTelemetry;
 }
@@ -172,6 +178,8 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
       throw new TypeError(`options.${hook} must be a function`);
   }
   const telemetry = resolveTelemetry(options.telemetry, 'options.telemetry');
+  if (options.logStackTraces !== undefined && typeof options.logStackTraces !== 'boolean')
+    throw new TypeError(`options.logStackTraces must be true or false, got ${String(options.logStackTraces)}`);
   return {
     topics,
     subscription,
@@ -181,6 +189,7 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
     shutdownTimeoutMs: positiveInteger('options.shutdownTimeoutMs', options.shutdownTimeoutMs, 10_000, 0),
     receiveTimeoutMs: positiveInteger('options.receiveTimeoutMs', options.receiveTimeoutMs, 500),
     handlerTimeoutMs: positiveInteger('options.handlerTimeoutMs', options.handlerTimeoutMs, 60_000, 0),
+    logStackTraces: options.logStackTraces ?? false,
     ...(retryPolicy && { retryPolicy }),
     telemetry,
   };
