@@ -9,7 +9,7 @@ import type { PulsarConsumer, PulsarMessage, PulsarProducer, PulsarProducerMessa
 import { messageIdText } from '../pulsar/message-id.js';
 import type { InboundMessage, OutboundCopy, Outcome, Settlement, SettlementPolicy } from './decision-types.js';
 import { asError, callHookSafely, type BabelQueueHooks, type ConsumerLogger } from './hooks.js';
-import { withHandlerTimeout } from './handler-timeout.js';
+import { withHandlerTimeout, type HandlerDeadlines } from './handler-timeout.js';
 import { inspect } from './inspect.js';
 import { bareRecord, bodyOmittedRecord, isTooBig } from './oversize.js';
 import { deadLetterLine, failureLine, type FailureOutcome } from './diagnostics.js';
@@ -38,6 +38,8 @@ export interface ProcessorContext {
   now?: () => number;
   /** Time-out of the URN's handler, ms; 0 or absent = none. */
   handlerTimeoutMs?: (urn: string) => number;
+  /** The consumer's handler time-outs (one timer per time-out length); without it, a timer per message. */
+  deadlines?: HandlerDeadlines;
   /** A failure's stack on its log line; otherwise the stack goes to the debug level. */
   logStackTraces?: boolean;
   /** A handler passed its time-out and still runs; `stillRunning` settles when it finally ends. */
@@ -212,8 +214,12 @@ async function runHandler(
   }
   try {
     const timeoutMs = ctx.handlerTimeoutMs?.(urn) ?? 0;
-    await withHandlerTimeout(ctx.dispatch(urn, envelope, message), urn, timeoutMs, (stillRunning) =>
-      ctx.onHandlerOverdue?.(urn, timeoutMs, stillRunning),
+    await withHandlerTimeout(
+      ctx.dispatch(urn, envelope, message),
+      urn,
+      timeoutMs,
+      (stillRunning) => ctx.onHandlerOverdue?.(urn, timeoutMs, stillRunning),
+      ctx.deadlines,
     );
     return { kind: 'handled' };
   } catch (error) {

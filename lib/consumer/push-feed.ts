@@ -1,31 +1,36 @@
 import type { PulsarConsumer, PulsarConsumerConfig, PulsarMessage } from '../pulsar/client-types.js';
 
-const DONE = Promise.resolve();
+/**
+ * What a push listener returns: nothing while the consumer has a free slot (the client pushes the next message at
+ * once), or a promise that resolves when one frees (the client waits for it: the flow control). The native client
+ * makes two native functions per message and parks its listener thread for any promise it is handed, so one is
+ * handed over only when the client must wait.
+ */
+export type PushResult = Promise<void> | undefined;
 
 /**
  * The hand-over between a client that pushes messages (the native client's `listener`) and the TopicConsumer
- * that takes them. The client calls `deliver` and waits for the promise it returns before pushing the next
- * message, so the promise is the flow control: it resolves once the consumer has a free slot. Messages pushed
- * before the consumer starts wait for it; after `close()` they are left unacknowledged, for redelivery.
+ * that takes them. Messages pushed before the consumer starts wait for it; after `close()` they are left
+ * unacknowledged, for redelivery.
  */
 export class PushFeed {
-  private sink: ((message: PulsarMessage) => Promise<void>) | null = null;
+  private sink: ((message: PulsarMessage) => PushResult) | null = null;
   private attached: () => void = () => {};
   private readonly ready = new Promise<void>((resolve) => {
     this.attached = resolve;
   });
 
-  readonly deliver = (message: PulsarMessage): Promise<void> =>
+  readonly deliver = (message: PulsarMessage): PushResult =>
     this.sink ? this.sink(message) : this.ready.then(() => this.sink?.(message));
 
-  attach(sink: (message: PulsarMessage) => Promise<void>): void {
+  attach(sink: (message: PulsarMessage) => PushResult): void {
     this.sink = sink;
     this.attached();
   }
 
   /** Takes no more messages: what is pushed from now on stays unacknowledged and is redelivered. */
   close(): void {
-    this.attach(() => DONE);
+    this.attach(() => undefined);
   }
 }
 
@@ -33,7 +38,7 @@ export class PushFeed {
 export interface PushSubscriber {
   subscribePush(
     config: PulsarConsumerConfig,
-    listener: (message: PulsarMessage) => Promise<void>,
+    listener: (message: PulsarMessage) => PushResult,
   ): Promise<PulsarConsumer>;
 }
 

@@ -1,9 +1,10 @@
 import type { PulsarMessage } from '../pulsar/client-types.js';
+import { HandlerDeadlines } from './handler-timeout.js';
 import { asError } from './hooks.js';
 import { processMessage, type ProcessorContext, type SettledEvent } from './process-message.js';
-import type { PushFeed } from './push-feed.js';
+import type { PushFeed, PushResult } from './push-feed.js';
 
-export interface TopicConsumerOptions extends Omit<ProcessorContext, 'onHandlerOverdue' | 'firstReport'> {
+export interface TopicConsumerOptions extends Omit<ProcessorContext, 'onHandlerOverdue' | 'firstReport' | 'deadlines'> {
   /** Messages handled at once; the receive loop waits for a free slot before asking for the next. */
   concurrency: number;
   /** How long one receive waits, so that a stop request is noticed promptly. */
@@ -41,6 +42,7 @@ export class TopicConsumer {
       ...options,
       onHandlerOverdue: (urn, timeoutMs, stillRunning) => this.trackOverdue(urn, timeoutMs, stillRunning),
       firstReport: (key) => this.firstReport(key),
+      deadlines: new HandlerDeadlines(),
     };
   }
 
@@ -118,11 +120,11 @@ export class TopicConsumer {
     }
   }
 
-  /** The client's push: processes the message, resolves when another may come (flow control). */
-  private acceptPushed(message: PulsarMessage): Promise<void> {
-    if (this.stopping) return DONE; // left unacknowledged: the broker redelivers it after close
+  /** The client's push: processes the message; a promise only when the client must wait for a slot. */
+  private acceptPushed(message: PulsarMessage): PushResult {
+    if (this.stopping) return undefined; // left unacknowledged: the broker redelivers it after close
     this.track(message);
-    return this.freeSlot();
+    return this.inFlight.size < this.options.concurrency ? undefined : this.freeSlot();
   }
 
   private freeSlot(): Promise<void> {
@@ -139,8 +141,9 @@ export class TopicConsumer {
   }
 
   private track(message: PulsarMessage): void {
-    const work: Promise<void> = processMessage(message, this.context).then(
+    const tracked: Promise<void> = processMessage(message, this.context).then(
       (event) => {
+        this.release(tracked);
         try {
           this.options.onSettled?.(event);
         } catch {
@@ -148,13 +151,17 @@ export class TopicConsumer {
         }
       },
       // processMessage handles its own failures; this is a last line of defence for the loop.
-      (error: unknown) => this.options.onLoopError?.(asError(error)),
+      (error: unknown) => {
+        this.release(tracked);
+        this.options.onLoopError?.(asError(error));
+      },
     );
-    const tracked = work.finally(() => {
-      this.inFlight.delete(tracked);
-      this.releaseSlotWaiter();
-    });
     this.inFlight.add(tracked);
+  }
+
+  private release(tracked: Promise<void>): void {
+    this.inFlight.delete(tracked);
+    this.releaseSlotWaiter();
   }
 
   private readonly reported = new Set<string>();

@@ -16,7 +16,7 @@ import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
 import { failureOf, unrelayedFailureOf } from './failure-classify.js';
 import { normalizeTopic } from '../pulsar/websocket/index.js';
 import { messageIdText } from '../pulsar/message-id.js';
-import { inProcessSpan, loadOpenTelemetry } from '../otel/tracing.js';
+import { inProcessSpan, loadOpenTelemetry, openTelemetry, tracingObserved } from '../otel/tracing.js';
 import { ConsumerMetrics } from '../otel/metrics.js';
 import {
   DeferredProducer,
@@ -368,7 +368,8 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
         this.logger.log(`skipped ${urn} ${envelope.meta.id}: already handled (idempotency)`);
     };
     // The span helpers use the process-wide API once any component loaded it, so "off" must bypass them here.
-    const traced = !this.settings.telemetry.tracing
+    const api = this.settings.telemetry.tracing ? openTelemetry() : null;
+    const traced = !(api && tracingObserved(api))
       ? work
       : () =>
           inProcessSpan(

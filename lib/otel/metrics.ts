@@ -17,10 +17,13 @@ export class ConsumerMetrics {
     private readonly inFlight: UpDownCounter,
   ) {}
 
-  /** Undefined when OpenTelemetry is not loaded. */
+  /**
+   * Undefined when OpenTelemetry is not loaded, or no MeterProvider is registered: instruments taken from the API's
+   * no-op provider stay no-ops for good, so recording into them would only cost time.
+   */
   static create(): ConsumerMetrics | undefined {
     const api = openTelemetry();
-    if (!api) return undefined;
+    if (!api || api.metrics.getMeterProvider().constructor.name === 'NoopMeterProvider') return undefined;
     const meter = api.metrics.getMeter(INSTRUMENTATION_NAME);
     return new ConsumerMetrics(
       meter.createCounter('babelqueue.messages.received', {

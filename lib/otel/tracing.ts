@@ -34,6 +34,23 @@ export function openTelemetry(): OpenTelemetryApi | null {
   return loaded;
 }
 
+const probes = new WeakMap<OpenTelemetryApi, OtelApi.Context>();
+
+/**
+ * Whether a consumer span could be seen by anyone: a tracer provider is registered (an SDK), or a context manager
+ * is (then the active context carries the message's trace into what the handler publishes). Without either, a
+ * span is a no-op that still costs the trace-id derivation per message, so it is skipped. Asked per message (a few
+ * property reads), as an SDK may be started after the application.
+ */
+export function tracingObserved(api: OpenTelemetryApi): boolean {
+  const provider = api.trace.getTracerProvider() as OtelApi.TracerProvider & { getDelegate?(): object };
+  if ((provider.getDelegate?.() ?? provider).constructor.name !== 'NoopTracerProvider') return true;
+  let probe = probes.get(api);
+  if (!probe) probes.set(api, (probe = api.ROOT_CONTEXT.setValue(api.createContextKey('babelqueue.probe'), true)));
+  const context = probe;
+  return api.context.with(context, () => api.context.active() === context);
+}
+
 /** A started producer span and what publish must add to the message. */
 export interface PublishTrace {
   /** traceparent / tracestate (and whatever the global propagator writes). */
@@ -157,7 +174,7 @@ export interface ProcessSpanInput {
  */
 export async function inProcessSpan<T>(input: ProcessSpanInput, work: () => Promise<T>): Promise<T> {
   const api = loaded;
-  if (!api) return work();
+  if (!api || !tracingObserved(api)) return work();
   const { urn, topic, envelope, properties } = input;
   const parent = consumerParent(api, properties, envelope.trace_id);
   const span = api.trace.getTracer(INSTRUMENTATION_NAME).startSpan(

@@ -8,6 +8,7 @@
  * the adapter, which `toLibraryClient` applies wherever a client enters the library.
  */
 import { BabelQueueError } from '../../envelope/index.js';
+import type { PushResult } from '../../consumer/push-feed.js';
 import type {
   PulsarClientLike,
   PulsarConsumer,
@@ -42,7 +43,7 @@ interface NativeConsumer {
 
 /** The native consumer config: ours, plus the push listener (called on the client's listener thread). */
 type NativeConsumerConfig = PulsarConsumerConfig & {
-  listener?: (message: NativeMessage, consumer: unknown) => Promise<void>;
+  listener?: (message: NativeMessage, consumer: unknown) => PushResult;
 };
 
 /** The native producer settings the adapter fixes, on top of the library's own (index.d.ts of pulsar-client). */
@@ -145,13 +146,13 @@ export class NativeClientAdapter implements PulsarClientLike {
   }
 
   /**
-   * Subscribes with the native `listener`: the client pushes each message and waits for the promise the
+   * Subscribes with the native `listener`: the client pushes each message, and waits for a promise the
    * listener returns before pushing the next one (one listener thread per consumer, from the client's
    * `messageListenerThreads`), which saves the round trip of a receive() per message.
    */
   subscribePush(
     config: PulsarConsumerConfig,
-    listener: (message: PulsarMessage) => Promise<void>,
+    listener: (message: PulsarMessage) => PushResult,
   ): Promise<PulsarConsumer> {
     return this.subscribeWith({ ...config, listener: (raw) => listener(new NativeMessageAdapter(raw)) });
   }
@@ -221,7 +222,6 @@ class NativeProducerAdapter implements PulsarProducer {
 
 /** A native message read once: property map as a plain object, id in the `(ledger,entry,partition,batch)` form. */
 export class NativeMessageAdapter implements PulsarMessage {
-  private properties?: Record<string, string>;
   private id?: PulsarMessageId;
 
   constructor(readonly native: NativeMessage) {}
@@ -231,9 +231,8 @@ export class NativeMessageAdapter implements PulsarMessage {
   }
 
   getProperties(): Record<string, string> {
-    // The native client returns an Array carrying the pairs as named members.
-    this.properties ??= { ...this.native.getProperties() };
-    return { ...this.properties };
+    // The native client returns an Array carrying the pairs as named members; each caller gets its own map.
+    return { ...this.native.getProperties() };
   }
 
   getRedeliveryCount(): number {

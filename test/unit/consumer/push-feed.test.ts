@@ -53,6 +53,26 @@ describe('TopicConsumer with a PushFeed', () => {
     expect(consumer.acked).toHaveLength(15);
   });
 
+  it('returns nothing to the client while a slot is free, and a promise only when it must wait', async () => {
+    const releases: Array<() => void> = [];
+    const { consumer, feed, intake } = pushed(2, () => new Promise<void>((r) => releases.push(r)));
+    intake.start();
+    // The native client makes two native functions and parks its listener thread for any promise it is handed.
+    expect(feed.deliver(message())).toBeUndefined();
+    const full = feed.deliver(message());
+    expect(full).toBeInstanceOf(Promise);
+    let resumed = false;
+    void full!.then(() => (resumed = true));
+    await tick();
+    expect(resumed).toBe(false);
+    releases.shift()!();
+    await tick();
+    expect(resumed).toBe(true);
+    releases.splice(0).forEach((release) => release());
+    while (consumer.acked.length < 2) await tick();
+    await intake.stop(1000);
+  });
+
   it('makes a message pushed before start() wait for it', async () => {
     let handled = 0;
     const { consumer, feed, intake } = pushed(1, async () => {

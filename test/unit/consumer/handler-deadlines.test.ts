@@ -1,0 +1,48 @@
+// Handler time-outs share one timer per time-out length: deadlines expire in order, settled ones never fire.
+import { jest } from '@jest/globals';
+import { HandlerDeadlines, HandlerTimeoutError, withHandlerTimeout } from '../../../lib/consumer/handler-timeout.js';
+
+beforeEach(() => jest.useFakeTimers());
+afterEach(() => jest.useRealTimers());
+
+describe('HandlerDeadlines', () => {
+  it('expires each unsettled deadline at its own time, with one timer per length', () => {
+    const deadlines = new HandlerDeadlines();
+    const expired: string[] = [];
+    deadlines.add(100, () => expired.push('a'));
+    jest.advanceTimersByTime(30);
+    const settleB = deadlines.add(100, () => expired.push('b'));
+    jest.advanceTimersByTime(30);
+    deadlines.add(100, () => expired.push('c'));
+    deadlines.add(50, () => expired.push('short'));
+    expect(jest.getTimerCount()).toBe(2);
+    settleB();
+    jest.advanceTimersByTime(40); // t = 100
+    expect(expired).toEqual(['a']);
+    jest.advanceTimersByTime(10); // t = 110: the 50 ms one started at 60
+    expect(expired).toEqual(['a', 'short']);
+    jest.advanceTimersByTime(50); // t = 160: b (settled) is skipped, c expires
+    expect(expired).toEqual(['a', 'short', 'c']);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  it('times a handler out through the shared timers exactly as with its own timer', async () => {
+    const deadlines = new HandlerDeadlines();
+    const overdue: Array<Promise<void>> = [];
+    let finish: () => void = () => {};
+    const hung = withHandlerTimeout(
+      new Promise<void>((resolve) => (finish = resolve)),
+      'urn:babel:orders:created',
+      1000,
+      (stillRunning) => overdue.push(stillRunning),
+      deadlines,
+    );
+    const quick = withHandlerTimeout(Promise.resolve(), 'urn:babel:orders:created', 1000, () => {}, deadlines);
+    await expect(quick).resolves.toBeUndefined();
+    jest.advanceTimersByTime(1000);
+    await expect(hung).rejects.toBeInstanceOf(HandlerTimeoutError);
+    expect(overdue).toHaveLength(1);
+    finish();
+    await expect(overdue[0]).resolves.toBeUndefined();
+  });
+});
