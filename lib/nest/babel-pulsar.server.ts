@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microservices';
 import { EventEmitter } from 'node:events';
+import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
 import { isObservable, lastValueFrom } from 'rxjs';
 import { TopicConsumer, type BabelQueueHooks, type ConsumerLogger, type SettledEvent } from '../consumer/index.js';
 import type { Envelope } from '../envelope/index.js';
@@ -14,6 +15,7 @@ import { HandlerRoutes, type Binding, type Route } from './handler-routes.js';
 import type { BabelHandlerExtras } from './babel-handler.decorator.js';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
 import { failureOf, unrelayedFailureOf } from './failure-classify.js';
+import { ATTACH_RELAY, type BabelFailureRelay, type RelayTarget } from './failure-relay.js';
 import { normalizeTopic } from '../pulsar/websocket/index.js';
 import { messageIdText } from '../pulsar/message-id.js';
 import { inProcessSpan, loadOpenTelemetry, openTelemetry, tracingObserved } from '../otel/tracing.js';
@@ -79,7 +81,10 @@ const fullTopic = (topic: string): string => {
  * A NestJS CustomTransportStrategy that consumes Pulsar topics and routes each message to the
  * @BabelHandler method of its URN, settling it as the BabelQueue reference transport does.
  */
-export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStatus> implements CustomTransportStrategy {
+export class BabelPulsarServer
+  extends Server<BabelServerEvents, BabelServerStatus>
+  implements CustomTransportStrategy, RelayTarget
+{
   override readonly transportId = BABEL_TRANSPORT;
   // Handler errors must reach the settlement logic rather than be logged and swallowed by Nest.
   override readonly propagatesEventHandlerErrors = true;
@@ -93,6 +98,8 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
   /** Patterns registered without @BabelHandler, each warned about once. */
   private readonly foreignPatterns = new Set<string>();
   private started = false;
+  /** The failure relays of the application's modules that declare handlers (one per module). */
+  private readonly relays = new Set<BabelFailureRelay>();
   private readonly running: TopicResources[] = [];
   private statusTimer: NodeJS.Timeout | null = null;
   private lastStatus: BabelServerStatus | null = null;
@@ -107,6 +114,11 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
     this.routes = new HandlerRoutes(this.settings.topics, this.settings.subscription);
     // An 'error' event without listeners would throw; errors are logged here instead.
     this.events.on('error', () => undefined);
+  }
+
+  /** Called by the failure relay of each module with handlers, when this server joins their application. */
+  [ATTACH_RELAY](relay: BabelFailureRelay): void {
+    this.relays.add(relay);
   }
 
   /** Subscribes every topic, then calls back (with the error if any subscription failed). */
@@ -228,6 +240,7 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
     if ((tracing || metrics) && (await loadOpenTelemetry()) && metrics) this.metrics ??= ConsumerMetrics.create();
     try {
       const bindings = this.routes.subscribed();
+      this.planDirectCalls(bindings);
       this.warnFanOut(bindings);
       for (const binding of bindings) this.running.push(await this.startBinding(binding, bindings));
     } catch (error) {
@@ -343,8 +356,39 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
     }
   }
 
+  /** Which handlers can be called without Nest's pipeline: those with nothing for it to run. */
+  private planDirectCalls(bindings: readonly Binding[]): void {
+    for (const route of bindings.flatMap(({ routes }) => [...routes.values()])) {
+      const { declaredAt } = route;
+      if (!declaredAt || route.direct) continue;
+      for (const relay of this.relays) {
+        const call = relay.directCallOf(declaredAt);
+        if (call) {
+          route.direct = { call, relay };
+          break;
+        }
+      }
+    }
+  }
+
+  /** Calls a handler directly; a failure goes to the user's exception filters as through Nest's pipeline. */
+  private static async callDirectly(
+    { call, relay }: NonNullable<Route['direct']>,
+    data: unknown,
+    context: unknown,
+  ): Promise<unknown> {
+    try {
+      const result = await call(data, context);
+      return isObservable(result) ? await lastValueFrom(result, { defaultValue: undefined }) : result;
+    } catch (error) {
+      const host = new ExecutionContextHost([data, context]);
+      host.setType('rpc');
+      return relay.catch(error, host);
+    }
+  }
+
   private async dispatch(
-    { handler, declaredAt }: Route,
+    { handler, declaredAt, direct }: Route,
     urn: string,
     envelope: Envelope,
     message: PulsarMessage,
@@ -353,7 +397,9 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
     const context = contextFor([envelope, message, topic, urn], declaredAt);
     const run = async (): Promise<void> => {
       try {
-        const result: unknown = await handler(envelope.data, context);
+        const result: unknown = direct
+          ? await BabelPulsarServer.callDirectly(direct, envelope.data, context)
+          : await handler(envelope.data, context);
         // Nest hands a failure to the exception filters, whose verdict is an Observable: an error (the failure
         // relay's, or a user filter's) or a completion (a user filter took the failure as handled).
         if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });

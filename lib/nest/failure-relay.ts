@@ -1,12 +1,29 @@
-import { Catch, Inject, Injectable, type ArgumentsHost, type ExceptionFilter, type Type } from '@nestjs/common';
+import {
+  Catch,
+  Inject,
+  Injectable,
+  type ArgumentsHost,
+  type ExceptionFilter,
+  type OnModuleDestroy,
+  type Type,
+} from '@nestjs/common';
 import { EXCEPTION_FILTERS_METADATA } from '@nestjs/common/constants.js';
-import { ModuleRef } from '@nestjs/core';
+import { ModuleRef, ModulesContainer } from '@nestjs/core';
 import { ExceptionFiltersContext } from '@nestjs/microservices/context/exception-filters-context.js';
 import { RpcExceptionsHandler } from '@nestjs/microservices/exceptions/rpc-exceptions-handler.js';
-import { throwError, type Observable } from 'rxjs';
+import { throwError, type Observable, type Subscription } from 'rxjs';
 import { BabelContext, handlerOf, type HandlerRef } from './babel.context.js';
 import { RelayedFailure } from './failure-classify.js';
+import { planDirectCall, type DirectCall } from './direct-call.js';
 import { containerOf } from './nest-internals.js';
+
+/** What a BabelPulsarServer offers the relays of the application it is started in (see BabelFailureRelay). */
+export const ATTACH_RELAY = Symbol('babelqueue.attachRelay');
+export interface RelayTarget {
+  [ATTACH_RELAY](relay: BabelFailureRelay): void;
+}
+const isRelayTarget = (value: unknown): value is RelayTarget =>
+  typeof value === 'object' && value !== null && typeof (value as Partial<RelayTarget>)[ATTACH_RELAY] === 'function';
 
 /** Matches every exception (a catch-all), and tells the relay's own entry apart from the user's filters. */
 class AnyFailure {
@@ -28,11 +45,35 @@ interface FilterEntry {
  */
 @Catch(AnyFailure)
 @Injectable()
-export class BabelFailureRelay implements ExceptionFilter {
+export class BabelFailureRelay implements ExceptionFilter, OnModuleDestroy {
   private readonly userFilters = new Map<Type<unknown>, Map<string | symbol, RpcExceptionsHandler>>();
   private moduleKey: string | undefined;
+  private readonly servers: Subscription;
 
-  constructor(@Inject(ModuleRef) private readonly moduleRef: ModuleRef) {}
+  constructor(
+    @Inject(ModuleRef) private readonly moduleRef: ModuleRef,
+    @Inject(ModulesContainer) modules: ModulesContainer,
+  ) {
+    // Every microservice server started on this application is announced here (before its handlers are
+    // registered): a BabelPulsarServer learns from the relay how to call the handlers of this module directly.
+    this.servers = modules.getRpcTargetRegistry().subscribe((server) => {
+      if (isRelayTarget(server)) server[ATTACH_RELAY](this);
+    });
+  }
+
+  onModuleDestroy(): void {
+    this.servers.unsubscribe();
+  }
+
+  /**
+   * A direct call of a handler this relay's module declares, when Nest's pipeline has nothing to run for it
+   * (see planDirectCall); undefined for another module's handler, or when the pipeline is needed.
+   */
+  directCallOf(handler: HandlerRef): DirectCall | undefined {
+    const container = containerOf(this.moduleRef);
+    const config = container.applicationConfig;
+    return config && planDirectCall(container, config, this.ownModuleKey(container), handler);
+  }
 
   catch(exception: unknown, host: ArgumentsHost): Observable<unknown> {
     const context: unknown = host.getArgByIndex(1);

@@ -1,6 +1,8 @@
 import type { MessageHandler } from '@nestjs/microservices';
 import type { HandlerPolicy } from '../consumer/index.js';
 import type { HandlerRef } from './babel.context.js';
+import type { DirectCall } from './direct-call.js';
+import type { BabelFailureRelay } from './failure-relay.js';
 import { normalizeTopic } from '../pulsar/websocket/topic.js';
 
 /** One handler as the server runs it. */
@@ -10,6 +12,8 @@ export interface Route {
   name: string;
   /** Where the handler is declared (absent for a pattern registered without @BabelHandler). */
   declaredAt?: HandlerRef;
+  /** Set at start when the method can be called without Nest's pipeline (see planDirectCall). */
+  direct?: { call: DirectCall; relay: BabelFailureRelay };
   timeoutMs?: number;
   policy?: HandlerPolicy;
 }

@@ -96,11 +96,30 @@ export class Connection {
     await this.attempt();
   }
 
-  /** Send a text frame. Returns false (and does nothing) when no socket is open. */
+  /**
+   * Send a text frame. Returns false (and does nothing) when no socket is open. The frames sent in one tick (the
+   * acknowledgements of the messages settled together, say) leave in one write of the TCP socket.
+   */
   send(text: string, callback?: (err?: Error) => void): boolean {
     if (!this.isOpen()) return false;
+    this.corkUntilNextTick();
     this.ws!.send(text, callback);
     return true;
+  }
+
+  private corked = false;
+
+  private corkUntilNextTick(): void {
+    if (this.corked) return;
+    // ws keeps its TCP socket in `_socket` (not in its typings); without it frames are simply written one by one.
+    const tcp = (this.ws as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
+    if (!tcp) return;
+    this.corked = true;
+    tcp.cork();
+    process.nextTick(() => {
+      this.corked = false;
+      tcp.uncork();
+    });
   }
 
   /** Stop reconnecting and close the socket gracefully (terminated after a short grace period). Idempotent. */

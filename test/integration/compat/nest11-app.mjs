@@ -1,11 +1,12 @@
 // A NestJS 11 microservice (plain JS, decorators applied by hand) consuming one message through the
 // built package; run by nest11.test.ts from a folder whose node_modules holds Nest 11.
 import 'reflect-metadata';
-import { Controller, Module } from '@nestjs/common';
+import { Controller, Module, UseInterceptors } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ctx, Payload } from '@nestjs/microservices';
 import {
   BabelHandler,
+  BabelNonRetriableError,
   BabelPulsarClient,
   BabelPulsarServer,
   BabelQueueModule,
@@ -73,7 +74,60 @@ const moduleDeadline = Date.now() + 30_000;
 while (viaModule.length < 1 && Date.now() < moduleDeadline) await new Promise((r) => setTimeout(r, 50));
 await moduleApp.close();
 
+// Failures under Nest 11: an interceptor of the controller class throws; the failure relay hands the true cause to
+// the transport (dead-lettered at once), and Nest's own exception handler logs nothing.
+const nestLines = [];
+const recording = {
+  log() {},
+  warn() {},
+  debug() {},
+  verbose() {},
+  error(message, ...rest) {
+    nestLines.push({ message: String(message?.message ?? message), context: rest.at(-1) });
+  },
+};
+class RefuseInterceptor {
+  intercept() {
+    throw new BabelNonRetriableError('refused by the class interceptor');
+  }
+}
+class Guarded {
+  handle() {}
+}
+Controller()(Guarded);
+UseInterceptors(new RefuseInterceptor())(Guarded);
+BabelHandler('urn:babel:orders:refused')(
+  Guarded.prototype,
+  'handle',
+  Object.getOwnPropertyDescriptor(Guarded.prototype, 'handle'),
+);
+class FailureApp {}
+Module({ controllers: [Guarded] })(FailureApp);
+const failureClient = new PulsarWebSocketClient({ serviceUrl: webUrl });
+const failureTopic = `${topic}-failures`;
+const failureServer = new BabelPulsarServer({ client: failureClient, topics: failureTopic, maxAttempts: 3 });
+const failureApp = await NestFactory.createMicroservice(FailureApp, { strategy: failureServer, logger: recording });
+await failureApp.listen();
+const dlq = await failureClient.subscribe({
+  topic: `${failureTopic}.dlq`,
+  subscription: 'check',
+  subscriptionType: 'Shared',
+});
+const refused = EnvelopeCodec.make('urn:babel:orders:refused', { order_id: 12 }, { queue: failureTopic });
+const failureProducer = await failureClient.createProducer({ topic: failureTopic });
+await failureProducer.send({ data: EnvelopeCodec.encodeToBuffer(refused), properties: pulsarProperties(refused) });
+await failureProducer.close();
+const record = JSON.parse((await dlq.receive(30_000)).getData().toString('utf8')).dead_letter;
+await dlq.close();
+await failureApp.close();
+await failureClient.close();
+const failure = {
+  record: { attempts: record.attempts, exception: record.exception, error: record.error },
+  exceptionHandlerLines: nestLines.filter((line) => /ExceptionsHandler/.test(String(line.context))),
+  transportLines: nestLines.filter((line) => line.context === 'BabelPulsarServer').length,
+};
+
 const { version } = JSON.parse(
   (await import('node:fs')).readFileSync(new URL(import.meta.resolve('@nestjs/core/package.json')), 'utf8'),
 );
-console.log(JSON.stringify({ nest: version, seen, viaModule }));
+console.log(JSON.stringify({ nest: version, seen, viaModule, failure }));

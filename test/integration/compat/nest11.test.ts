@@ -54,6 +54,11 @@ describe('NestJS 11 compatibility', () => {
       { data: { order_id: 11 }, attempts: 0, urn: 'urn:babel:orders:created' },
       { data: { order_id: 11 }, attempts: 1, urn: 'urn:babel:orders:created' },
     ]);
+    expect(result.failure).toEqual({
+      record: { attempts: 1, exception: 'BabelNonRetriableError', error: 'refused by the class interceptor' },
+      exceptionHandlerLines: [],
+      transportLines: 1,
+    });
     expect(result.viaModule).toEqual([
       { data: { entry: 'nest 11' }, traceId: 'trace-11', queue: expect.stringMatching(/^nest11-module-/) },
     ]);
