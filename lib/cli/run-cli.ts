@@ -48,7 +48,8 @@ export async function runCli(
   try {
     request = parseRequest(verb, rest, env);
   } catch (error) {
-    output.err(`babelqueue-pulsar ${verb}: ${messageOf(error)}\n\n${usage(verb)}`);
+    output.err(`babelqueue-pulsar ${verb}: ${messageOf(error)}`);
+    output.err(`\n${usage(verb)}`);
     return EXIT.usage;
   }
   if (request.help) {

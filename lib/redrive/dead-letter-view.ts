@@ -45,7 +45,8 @@ const numberOrNull = (value: unknown): number | null => {
 const stringOrNull = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 
 export function decodeDeadLetter(message: PulsarMessage, now: number = Date.now()): DecodedDeadLetter {
-  const properties = message.getProperties();
+  // A plain object: the raw native client returns an Array carrying the pairs as named members.
+  const properties: Record<string, string> = { ...message.getProperties() };
   const data = message.getData();
   const decoded = EnvelopeCodec.decode(data);
   const invalid = decoded.error ?? EnvelopeCodec.rejection(decoded.envelope);

@@ -50,7 +50,7 @@ export async function redrive(client: PulsarClientLike, options: RedriveOptions)
         if (item.id !== '') redrivenAt.set(item.id, Date.now());
         await consumer.acknowledge(message);
       } else if ((item.outcome === 'kept' || item.outcome === 'skipped') && !options.dryRun) {
-        item = await restore(message, item, topic, producerFor);
+        item = await restore(record, item, topic, producerFor);
         if (item.restoredAs !== undefined) {
           restored.add(item.restoredAs);
           await consumer.acknowledge(message);
@@ -164,16 +164,13 @@ async function handleRecord(
  * the caller acknowledges the original only when this succeeded. A failed write leaves the original in place.
  */
 async function restore(
-  message: PulsarMessage,
+  { message, view }: DecodedDeadLetter,
   item: RedriveItem,
   dlq: string,
   producerFor: (topic: string) => Promise<PulsarProducer>,
 ): Promise<RedriveItem> {
   try {
-    const id = await send(
-      producerFor(dlq),
-      keyed(message, { data: message.getData(), properties: message.getProperties() }),
-    );
+    const id = await send(producerFor(dlq), keyed(message, { data: message.getData(), properties: view.properties }));
     if (id === null) throw new Error('the broker returned no message id');
     return { ...item, restoredAs: messageIdText(id) };
   } catch (error) {
