@@ -139,7 +139,10 @@ async function perform(client: PulsarClientLike, request: CliRequest, output: Cl
         output.out(
           result.dryRun
             ? `dry run, nothing removed: ${result.records.length} of ${result.read} read would be purged; add --yes to remove them`
-            : `done: purged ${result.purged} of ${result.read} read`,
+            : `done: purged ${result.purged} of ${result.read} read` +
+                (result.putBack.length
+                  ? `; put back ${result.putBack.length} that shared a Pulsar batch with a purged one`
+                  : ''),
         );
       }
       return EXIT.ok;

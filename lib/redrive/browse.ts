@@ -1,6 +1,14 @@
-import type { PulsarClientLike } from '../pulsar/client-types.js';
+import type { PulsarClientLike, PulsarMessage } from '../pulsar/client-types.js';
+import { BatchTracker, readRestOfBatch } from './batches.js';
+import { lazyProducer, putBack } from './put-back.js';
 import { decodeDeadLetter, type DeadLetterView } from './dead-letter-view.js';
-import { readDeadLetters, type DeadLetterReadOptions } from './read-dead-letters.js';
+import {
+  DEFAULT_IDLE_TIMEOUT_MS,
+  readDeadLetters,
+  receiveOrIdle,
+  subscribeToDeadLetters,
+  type DeadLetterReadOptions,
+} from './read-dead-letters.js';
 import { checkSelection, isSelected, type DeadLetterSelection } from './selection.js';
 import { deadLetterTopicName } from './topic-name.js';
 
@@ -37,6 +45,11 @@ export interface PurgeOptions extends BrowseOptions {
 export interface PurgeResult extends DeadLetterListing {
   /** Records acknowledged (removed); 0 on a dry run. */
   purged: number;
+  /**
+   * Message ids of the copies of records that were not selected but shared a Pulsar batch with a purged one,
+   * put back at the end of the DLQ.
+   */
+  putBack: string[];
   dryRun: boolean;
 }
 
@@ -90,21 +103,45 @@ export function statsOf(listing: DeadLetterListing): DeadLetterStats {
 
 /**
  * Removes the selected records for good (acknowledges them on the DLQ subscription). A dry run unless `yes`.
- * Records that are not selected are not touched: purge writes nothing, so they keep their ids and places.
+ * Purge writes nothing for the records it does not select — they keep their ids and places — except for one
+ * that shares a Pulsar batch with a purged record: Pulsar acknowledges a batch as a whole, so that one is put
+ * back at the end of the DLQ (byte for byte) before the batch is acknowledged, or the purged record would return.
  */
 export async function purgeDeadLetters(client: PulsarClientLike, options: PurgeOptions): Promise<PurgeResult> {
   const read = readOptions(options);
+  const idleMs = read.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   const now = Date.now();
   const dryRun = options.yes !== true;
-  const records: DeadLetterView[] = [];
-  let purged = 0;
-  const count = await readDeadLetters(client, read, (message) => {
-    const { view } = decodeDeadLetter(message, now);
-    if (!isSelected(view, options)) return false;
-    records.push(view);
-    if (dryRun) return false;
-    purged++;
-    return true;
-  });
-  return { topic: read.topic, read: count, records, purged, dryRun };
+  const result: PurgeResult = { topic: read.topic, read: 0, records: [], purged: 0, putBack: [], dryRun };
+  const batches = new BatchTracker();
+  const producer = lazyProducer(() => client.createProducer({ topic: read.topic, batchingEnabled: false }));
+  const consumer = await subscribeToDeadLetters(client, read);
+  let last: PulsarMessage | null = null;
+  try {
+    while (read.max === undefined || result.read < read.max) {
+      const message = await receiveOrIdle(consumer, idleMs);
+      if (!message) break;
+      result.read++;
+      last = message;
+      const { view } = decodeDeadLetter(message, now);
+      const selected = isSelected(view, options);
+      if (selected) result.records.push(view);
+      if (selected && !dryRun) {
+        await consumer.acknowledge(message);
+        result.purged++;
+      }
+      batches.note(message, selected && !dryRun);
+    }
+    if (dryRun) return result;
+    if (last && result.read === read.max)
+      for (const message of await readRestOfBatch(consumer, last, idleMs)) batches.note(message, false);
+    for (const message of batches.leftovers()) {
+      result.putBack.push(await putBack(producer.get(), message));
+      await consumer.acknowledge(message);
+    }
+    return result;
+  } finally {
+    await producer.close();
+    await consumer.close().catch(() => undefined);
+  }
 }

@@ -1,13 +1,15 @@
 import { EnvelopeCodec, errorMessage, type Envelope } from '../envelope/index.js';
 import type {
   PulsarClientLike,
+  PulsarConsumer,
   PulsarMessage,
   PulsarMessageId,
   PulsarProducer,
   PulsarProducerMessage,
 } from '../pulsar/client-types.js';
-import { messageIdText } from '../pulsar/message-id.js';
+import { readRestOfBatch } from './batches.js';
 import { decodeDeadLetter, type DecodedDeadLetter } from './dead-letter-view.js';
+import { keyed, putBack } from './put-back.js';
 import { DeadLetterUsageError } from './errors.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, receiveOrIdle, subscribeToDeadLetters } from './read-dead-letters.js';
 import { redriveProperties, resetForRedrive, resolveTarget, sourceQueueOf } from './reset.js';
@@ -37,6 +39,7 @@ export async function redrive(client: PulsarClientLike, options: RedriveOptions)
   // it is left for the next run, or a run over a handler that keeps failing would never end.
   const redrivenAt = new Map<string, number>();
   const restored = new Set<string>();
+  let last: DecodedDeadLetter | null = null;
   try {
     while (options.max === undefined || result.read < options.max) {
       const message = await receiveOrIdle(consumer, options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS);
@@ -45,6 +48,7 @@ export async function redrive(client: PulsarClientLike, options: RedriveOptions)
       // Everything from here on is what this run put back, or arrived after it: left for the next run.
       if (restored.has(record.view.messageId)) break;
       result.read++;
+      last = record;
       let item = await handleRecord(record, options, topic, redrivenAt, producerFor);
       if (item.outcome === 'redriven') {
         if (item.id !== '') redrivenAt.set(item.id, Date.now());
@@ -60,6 +64,14 @@ export async function redrive(client: PulsarClientLike, options: RedriveOptions)
       result[item.outcome]++;
       options.onItem?.(item);
       if (item.outcome === 'failed') break;
+    }
+    if (last && !options.dryRun && result.failed === 0 && result.read === options.max) {
+      const idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+      for (const item of await finishBatch(consumer, last, topic, idleMs, producerFor)) {
+        result.items.push(item);
+        result[item.outcome]++;
+        options.onItem?.(item);
+      }
     }
   } finally {
     await Promise.allSettled([...producers.values()].map(async (p) => (await p).close()));
@@ -100,15 +112,6 @@ function cachedProducer(
 function cameBack(id: string, message: PulsarMessage, redrivenAt: ReadonlyMap<string, number>): boolean {
   const at = redrivenAt.get(id);
   return at !== undefined && message.getPublishTimestamp() >= at - CLOCK_SKEW_MS;
-}
-
-/** A copy that keeps the record's partition and ordering keys, so a keyed topic keeps it with its siblings. */
-function keyed(message: PulsarMessage, copy: PulsarProducerMessage): PulsarProducerMessage {
-  const partitionKey = message.getPartitionKey();
-  if (partitionKey) copy.partitionKey = partitionKey;
-  const orderingKey = message.getOrderingKey?.();
-  if (orderingKey) copy.orderingKey = orderingKey;
-  return copy;
 }
 
 async function send(producer: Promise<PulsarProducer>, copy: PulsarProducerMessage): Promise<PulsarMessageId | null> {
@@ -160,19 +163,17 @@ async function handleRecord(
 }
 
 /**
- * Re-publishes a record that is not redriven to the end of the DLQ, byte for byte with its properties and keys;
- * the caller acknowledges the original only when this succeeded. A failed write leaves the original in place.
+ * Puts a record that is not redriven back at the end of the DLQ; the caller acknowledges the original only when
+ * this succeeded. A failed write leaves the original in place.
  */
 async function restore(
-  { message, view }: DecodedDeadLetter,
+  { message }: DecodedDeadLetter,
   item: RedriveItem,
   dlq: string,
   producerFor: (topic: string) => Promise<PulsarProducer>,
 ): Promise<RedriveItem> {
   try {
-    const id = await send(producerFor(dlq), keyed(message, { data: message.getData(), properties: view.properties }));
-    if (id === null) throw new Error('the broker returned no message id');
-    return { ...item, restoredAs: messageIdText(id) };
+    return { ...item, restoredAs: await putBack(producerFor(dlq), message) };
   } catch (error) {
     const why = item.detail ? `${item.detail}; ` : '';
     return {
@@ -181,4 +182,37 @@ async function restore(
       detail: `${why}putting it back at the end of ${dlq} failed: ${errorMessage(error) ?? ''}`,
     };
   }
+}
+
+/**
+ * Pulsar would bring back a whole batch of which only some records were acknowledged: a run stopped by `max`
+ * inside a batch puts the rest of that batch back too (reported as skipped, not counted as read).
+ */
+async function finishBatch(
+  consumer: PulsarConsumer,
+  last: DecodedDeadLetter,
+  dlq: string,
+  idleMs: number,
+  producerFor: (topic: string) => Promise<PulsarProducer>,
+): Promise<RedriveItem[]> {
+  const items: RedriveItem[] = [];
+  for (const message of await readRestOfBatch(consumer, last.message, idleMs)) {
+    const { view } = decodeDeadLetter(message);
+    const base: RedriveItem = {
+      outcome: 'skipped',
+      dlqMessageId: view.messageId,
+      id: view.id,
+      traceId: '',
+      urn: view.urn,
+      reason: view.reason,
+      to: '',
+      bypassed: false,
+      detail: 'beyond max, in the same Pulsar batch as a record this run acknowledged: put back',
+    };
+    const item = await restore({ ...last, message, view }, base, dlq, producerFor);
+    if (item.restoredAs !== undefined) await consumer.acknowledge(message);
+    items.push(item);
+    if (item.outcome === 'failed') break;
+  }
+  return items;
 }

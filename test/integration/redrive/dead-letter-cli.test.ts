@@ -3,12 +3,21 @@
 import 'reflect-metadata';
 import { jest } from '@jest/globals';
 import { Controller } from '@nestjs/common';
-import { BabelHandler, EnvelopeCodec, type PulsarClientLike, type PulsarConsumer } from '../../../lib/index.js';
+import {
+  BabelHandler,
+  EnvelopeCodec,
+  type PulsarClientLike,
+  type PulsarConsumer,
+  type PulsarProducerConfig,
+} from '../../../lib/index.js';
 import { EXIT, runCli } from '../../../lib/cli/run-cli.js';
 import { VERBS } from '../../../lib/cli/usage.js';
+import { messageIdText } from '../../../lib/pulsar/message-id.js';
 import {
   backlog,
   expectNothing,
+  loadNative,
+  nativeServiceUrl,
   newClient,
   receiveN,
   serviceUrl,
@@ -304,4 +313,66 @@ test('redrive puts back what it does not redrive byte for byte, and a dry run ch
   expect(after.records[0]!.body).toBe(before.records[0]!.body);
   expect(after.records[0]!.properties).toEqual(before.records[0]!.properties);
   expect(after.records[0]!.messageId).not.toBe(before.records[0]!.messageId);
+});
+
+/**
+ * Records in one Pulsar batch (one entry), as a busy server's dead-letter producer writes them. Written with the
+ * native client on either run: only it can hold a batch open until it is full, so the batch is certain.
+ */
+async function publishBatch(dlq: string, records: Array<{ id: string; reason: string; queue: string }>) {
+  const native = new (loadNative().Client as unknown as new (config: object) => PulsarClientLike)({
+    serviceUrl: nativeServiceUrl(),
+  });
+  const producer = await native.createProducer({
+    topic: dlq,
+    batchingEnabled: true,
+    batchingMaxMessages: records.length,
+    batchingMaxPublishDelayMs: 10_000,
+  } as PulsarProducerConfig);
+  const ids = await Promise.all(
+    records.map(({ id, reason, queue }) =>
+      producer.send({
+        data: EnvelopeCodec.encodeToBuffer(EnvelopeCodec.make('urn:babel:orders:created', {}, { id, queue })),
+        properties: { 'bq-dead-letter-reason': reason },
+      }),
+    ),
+  );
+  await producer.close();
+  await native.close();
+  const entries = new Set(ids.map((id) => messageIdText(id!).replace(/,-?\d+\)$/, '')));
+  expect(entries.size).toBe(1); // the precondition: one batch
+}
+
+const listed = async (dlq: string) =>
+  (
+    JSON.parse((await cli('list', '--topic', dlq, '--json')).out.join('\n')) as { records: Array<{ id: string }> }
+  ).records.map((r) => r.id);
+
+test('purge and redrive --max inside one Pulsar batch: nothing acknowledged comes back, nothing else is lost', async () => {
+  const topic = uniqueTopic('batched');
+  const dlq = `${topic}.dlq`;
+  await createDlq(dlq);
+  await publishBatch(dlq, [
+    { id: 'b-1', reason: 'failed', queue: topic },
+    { id: 'b-2', reason: 'poison', queue: topic },
+    { id: 'b-3', reason: 'failed', queue: topic },
+  ]);
+  const purge = await cli('purge', '--topic', dlq, '--reason', 'poison', '--yes');
+  expect(purge.out.at(-1)).toBe('done: purged 1 of 3 read; put back 2 that shared a Pulsar batch with a purged one');
+  expect(await listed(dlq)).toEqual(['b-1', 'b-3']);
+
+  const other = `${topic}-c.dlq`;
+  await createDlq(other);
+  const target = await listen(topic);
+  await publishBatch(other, [
+    { id: 'c-1', reason: 'failed', queue: topic },
+    { id: 'c-2', reason: 'failed', queue: topic },
+    { id: 'c-3', reason: 'failed', queue: topic },
+  ]);
+  const run = await cli('redrive', '--topic', other, '--max', '1');
+  expect(run.out[0]).toMatch(/^redriven .* id=c-1 /);
+  expect(run.out.filter((l) => /same Pulsar batch/.test(l))).toHaveLength(2);
+  expect((await receiveN(target, 1)).map((m) => JSON.parse(m.getData().toString()).meta.id)).toEqual(['c-1']);
+  await expectNothing(target, 300);
+  expect(await listed(other)).toEqual(['c-2', 'c-3']);
 });
