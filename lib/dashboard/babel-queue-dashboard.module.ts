@@ -80,9 +80,10 @@ export class BabelQueueDashboardModule {
     const guard = options.guard ?? new OpenToOperators();
     return {
       module: BabelQueueDashboardModule,
+      // The guard class is built in this module: `imports` brings what it injects (an auth module, say).
+      imports: [...(options.imports ?? [])],
       controllers: [dashboardController(path, guard)],
       providers: [
-        ...(typeof guard === 'function' ? [guard] : []),
         {
           provide: DASHBOARD_SERVICE,
           inject: [ModuleRef],

@@ -1,4 +1,4 @@
-import type { CanActivate, Type } from '@nestjs/common';
+import type { CanActivate, ModuleMetadata, Type } from '@nestjs/common';
 import { BabelQueueError } from '../envelope/index.js';
 import type { PulsarClientLike } from '../pulsar/client-types.js';
 
@@ -12,6 +12,8 @@ export interface BabelQueueDashboardOptions {
    * the app is reachable only by its operators.
    */
   guard?: Type<CanActivate> | CanActivate;
+  /** Modules whose providers the guard class injects (e.g. the app's auth module). */
+  imports?: ModuleMetadata['imports'];
   /** Serve the page without a guard: say so only for an app nobody else can reach. */
   private?: boolean;
   /** The Pulsar client (default: the one BabelQueueModule provides, found anywhere in the app). */

@@ -22,7 +22,7 @@ export { DEFAULT_REDRIVE_SUBSCRIPTION } from './read-dead-letters.js';
 const CLOCK_SKEW_MS = 5000;
 
 /**
- * Moves dead-letter records back to their queue (contract §4.4). Each record is acknowledged on the DLQ only
+ * Moves dead-letter records back to their queue (docs/dead-letters.md). Each record is acknowledged on the DLQ only
  * after what replaces it was written: its reset copy on the target, or — for a record that is not redriven
  * (unparseable, not selected, naming no queue) — the same bytes and properties re-published at the end of the
  * DLQ ("restored"). So a run with `max` always moves on: what one run leaves is behind the records it has not
@@ -145,7 +145,13 @@ async function handleRecord(
     return { ...item, outcome: 'skipped' };
   const queue = options.to?.trim() ?? sourceQueueOf(envelope);
   if (queue === '') return { ...item, detail: 'names no queue: neither dead_letter.original_queue nor meta.queue' };
-  const to = resolveTarget(queue, dlq);
+  let to: string;
+  try {
+    // Checked by one rule on both clients: the native one would create a topic with a malformed name.
+    to = deadLetterTopicName(resolveTarget(queue, dlq));
+  } catch (error) {
+    return { ...item, detail: `names a queue that is not a valid topic: ${errorMessage(error) ?? ''}` };
+  }
   if (options.dryRun) return { ...item, outcome: 'planned', to, bypassed: options.bypass === true };
 
   const reset: Envelope = resetForRedrive(envelope);

@@ -1,7 +1,7 @@
 import { DeadLetterUsageError } from './errors.js';
 import type { DeadLetterView } from './dead-letter-view.js';
 
-/** The reasons this library writes (Decisions D1, D2); a selector naming another one is a typo. */
+/** The reasons this library writes on dead-letter records; a selector naming another one is a typo. */
 export const DEAD_LETTER_REASONS = ['failed', 'unknown_urn', 'poison'] as const;
 export type SelectableReason = (typeof DEAD_LETTER_REASONS)[number];
 

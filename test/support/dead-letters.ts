@@ -1,4 +1,4 @@
-// Dead-letter records as the server writes them (Decisions D1, D2), published straight to a DLQ.
+// Dead-letter records as the server writes them, published straight to a DLQ.
 import {
   deadLetterProperties,
   deadLetterRecord,

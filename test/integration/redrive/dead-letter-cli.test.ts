@@ -376,3 +376,19 @@ test('purge and redrive --max inside one Pulsar batch: nothing acknowledged come
   await expectNothing(target, 300);
   expect(await listed(other)).toEqual(['c-2', 'c-3']);
 });
+
+test('a write that fails is exit 1 and leaves the record where it was', async () => {
+  const topic = uniqueTopic('write-fails');
+  const dlq = `${topic}.dlq`;
+  await createDlq(dlq);
+  await publishDeadLetter(client, dlq, envelope(topic, 'w-1'), { reason: 'failed' });
+  const before = await listed(dlq);
+  // A namespace that does not exist: the broker refuses the producer.
+  const result = await cli('redrive', '--topic', dlq, '--to', 'public/no-such-namespace/orders');
+  expect(result.code).toBe(EXIT.writeFailed);
+  expect(result.out[0]).toMatch(
+    /^FAILED .* id=w-1 .*publish to persistent:\/\/public\/no-such-namespace\/orders failed/,
+  );
+  expect(await listed(dlq)).toEqual(before);
+  expect(await backlog(dlq, 'babelqueue-redrive')).toBe(1);
+});

@@ -5,6 +5,7 @@ import { checkDashboardOptions } from '../../../lib/dashboard/dashboard-options.
 import type { DeadLetterView } from '../../../lib/redrive/dead-letter-view.js';
 import { DeadLetterUsageError } from '../../../lib/redrive/errors.js';
 import { checkSelection, isSelected, parseDuration } from '../../../lib/redrive/selection.js';
+import { resolveTarget } from '../../../lib/redrive/reset.js';
 import { adminUrlFor, topicExists } from '../../../lib/redrive/topic-exists.js';
 import { deadLetterTopicName } from '../../../lib/redrive/topic-name.js';
 
@@ -124,4 +125,11 @@ test('the dashboard needs topics and a guard, unless the app is private', () => 
   expect(() => checkDashboardOptions({ topics: ['a.dlq'], guard: { canActivate: () => true } })).not.toThrow();
   expect(() => checkDashboardOptions({ topics: [], private: true })).toThrow(/topics/);
   expect(() => checkDashboardOptions({ topics: ['a.dlq'], private: true, path: '../x?' })).toThrow(/not a URL path/);
+});
+
+test('a redrive target: bare names in the DLQ namespace, tenant/namespace/topic and full names as they are', () => {
+  const dlq = 'persistent://acme/billing/orders.dlq';
+  expect(resolveTarget('orders', dlq)).toBe('persistent://acme/billing/orders');
+  expect(resolveTarget('other/ns/orders', dlq)).toBe('persistent://other/ns/orders');
+  expect(resolveTarget('non-persistent://a/b/c', dlq)).toBe('non-persistent://a/b/c');
 });
