@@ -184,8 +184,8 @@ function babelqueuePulsar(args, serviceUrl) {
     encoding: 'utf8',
     timeout: 60_000,
   });
-  // --json ends the output with the report; the progress lines come before it.
-  const jsonAt = run.stdout.indexOf('\n{');
+  // --json prints the report alone; without it, the progress lines.
+  const jsonAt = run.stdout.startsWith('{') ? 0 : run.stdout.indexOf('\n{');
   const lines = (jsonAt < 0 ? run.stdout : run.stdout.slice(0, jsonAt)).trim();
   for (const line of lines.split('\n').filter(Boolean)) console.log(`         ${line}`);
   if (run.stderr.trim()) console.log(run.stderr.trim());

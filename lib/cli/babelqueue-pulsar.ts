@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// The `babelqueue-pulsar` command (package.json "bin"): operator tools such as `babelqueue-pulsar redrive`.
-import { runCli } from './redrive-command.js';
+// The `babelqueue-pulsar` command (package.json "bin"): operator tools for dead-letter topics, see
+// docs/dead-letters.md (list, peek, stats, purge, redrive).
+import { EXIT, runCli } from './run-cli.js';
 
 runCli(process.argv.slice(2)).then(
   (code) => {
@@ -8,6 +9,6 @@ runCli(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     process.stderr.write(`babelqueue-pulsar: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
+    process.exitCode = EXIT.writeFailed;
   },
 );

@@ -35,6 +35,7 @@ import {
   type BabelPulsarServerOptions,
   type ResolvedServerOptions,
 } from './server-options.js';
+import { keepDeadLetters } from '../redrive/keep-dead-letters.js';
 
 /** `stalled`: connected, but some handler passed its time-out and still runs (see describe()). */
 export type BabelServerStatus = 'connected' | 'disconnected' | 'reconnecting' | 'stalled' | 'closed';
@@ -298,6 +299,10 @@ export class BabelPulsarServer
           : isProducer(deadLetter)
             ? deadLetter
             : await acquire(deadLetter === true ? `${topic}.dlq` : deadLetter.trim(), 'dead-letter records');
+      if (deadLetter !== false && !isProducer(deadLetter))
+        await keepDeadLetters(client, deadLetter === true ? `${topic}.dlq` : deadLetter.trim(), (warning) =>
+          this.consumerLogger().warn(warning),
+        );
       // A client that pushes (the native listener) saves a receive() round trip per message.
       const feed = canPush(client) ? new PushFeed() : undefined;
       const subscription: PulsarConsumerConfig = {

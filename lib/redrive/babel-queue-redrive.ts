@@ -2,12 +2,23 @@ import { Inject, Injectable } from '@nestjs/common';
 import { createPulsarClient, type PulsarClientSettings } from '../pulsar/client-factory.js';
 import type { PulsarClientLike } from '../pulsar/client-types.js';
 import { BABEL_PULSAR_CLIENT } from '../nest/constants.js';
+import {
+  deadLetterStats,
+  listDeadLetters,
+  purgeDeadLetters,
+  type BrowseOptions,
+  type DeadLetterListing,
+  type DeadLetterStats,
+  type PurgeOptions,
+  type PurgeResult,
+} from './browse.js';
 import { redrive } from './redrive.js';
 import type { RedriveOptions, RedriveResult } from './types.js';
 
 /**
- * Redrives dead-letter records over a Pulsar client (native or WebSocket). Injected by BabelQueueModule with the
- * module's client, or built standalone: `new BabelQueueRedrive(client)` or `await BabelQueueRedrive.connect(...)`.
+ * Operates dead-letter topics over a Pulsar client (native or WebSocket): redrive, list, stats and purge. Injected
+ * by BabelQueueModule with the module's client, or built standalone: `new BabelQueueRedrive(client)` or
+ * `await BabelQueueRedrive.connect(...)`.
  */
 @Injectable()
 export class BabelQueueRedrive {
@@ -25,5 +36,20 @@ export class BabelQueueRedrive {
 
   run(options: RedriveOptions): Promise<RedriveResult> {
     return redrive(this.client, options);
+  }
+
+  /** The selected records, read without changing anything. */
+  list(options: BrowseOptions): Promise<DeadLetterListing> {
+    return listDeadLetters(this.client, options);
+  }
+
+  /** Counts by URN and reason of the selected records. */
+  stats(options: BrowseOptions): Promise<DeadLetterStats> {
+    return deadLetterStats(this.client, options);
+  }
+
+  /** Removes the selected records; a dry run unless `yes: true`. */
+  purge(options: PurgeOptions): Promise<PurgeResult> {
+    return purgeDeadLetters(this.client, options);
   }
 }

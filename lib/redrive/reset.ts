@@ -24,10 +24,12 @@ export function sourceQueueOf(envelope: Envelope): string {
 
 /**
  * A bare queue name lives in the dead-letter topic's namespace: `orders` read from
- * `persistent://acme/billing/orders.dlq` is `persistent://acme/billing/orders`. A full topic name is kept.
+ * `persistent://acme/billing/orders.dlq` is `persistent://acme/billing/orders`. A full topic name is kept, and
+ * `tenant/namespace/topic` is that topic.
  */
 export function resolveTarget(queue: string, deadLetterTopic: string): string {
   if (queue.includes('://')) return queue;
+  if (queue.includes('/')) return `persistent://${queue}`;
   const scheme = deadLetterTopic.indexOf('://');
   if (scheme < 0) return queue;
   const namespace = deadLetterTopic.slice(0, deadLetterTopic.lastIndexOf('/') + 1);

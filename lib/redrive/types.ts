@@ -1,4 +1,5 @@
 import type { Envelope } from '../envelope/index.js';
+import type { DeadLetterSelection } from './selection.js';
 
 /** What happened to one dead-letter record in a redrive run. */
 export type RedriveOutcome =
@@ -6,11 +7,11 @@ export type RedriveOutcome =
   | 'redriven'
   /** Dry run: it would have been redriven; left in the DLQ. */
   | 'planned'
-  /** Not picked by the selector (reason, URN, select); left in the DLQ. */
+  /** Not picked by the selector (reason, URN, ids, age, select); put back at the end of the DLQ. */
   | 'skipped'
-  /** Not a BabelQueue envelope (e.g. a poison record) or names no queue to go back to; left in the DLQ. */
+  /** Not a BabelQueue envelope (e.g. a poison record) or names no queue to go back to; put back at the end. */
   | 'kept'
-  /** The re-publish failed; left in the DLQ and the run stopped. */
+  /** A write failed; the record is left where it was and the run stopped. */
   | 'failed';
 
 /** A record the selector looks at. */
@@ -22,16 +23,13 @@ export interface RedriveCandidate {
   properties: Readonly<Record<string, string>>;
 }
 
-export interface RedriveOptions {
+/** Which records: `reason` (`failed`, `unknown_urn`, `poison`), `urn`, `ids`, `messageIds`, age; then `select`. */
+export interface RedriveOptions extends DeadLetterSelection {
   /** The dead-letter topic to read, e.g. `orders.dlq`. */
   topic: string;
   /** Re-publish every record here (e.g. a sandbox topic) instead of its `dead_letter.original_queue`. */
   to?: string;
-  /** Only records with this `dead_letter.reason` (`failed`, `unknown_urn`). */
-  reason?: string;
-  /** Only records with this URN. */
-  urn?: string;
-  /** Only records this returns true for (after `reason` and `urn`). */
+  /** Only records this returns true for (after the other selectors). */
   select?: (candidate: RedriveCandidate) => boolean;
   /** Read at most this many records (default: all that are there). */
   max?: number;
@@ -41,7 +39,7 @@ export interface RedriveOptions {
   bypass?: boolean;
   /**
    * The DLQ subscription the run reads through (default `babelqueue-redrive`, Exclusive, from the earliest
-   * record). Records it leaves unacknowledged stay in its backlog for the next run.
+   * record). The module creates `babelqueue-redrive` with the DLQ producer, so it holds every record.
    */
   subscription?: string;
   /** How long an empty DLQ is waited on before the run ends, ms (default 1000). */
@@ -64,6 +62,8 @@ export interface RedriveItem {
   bypassed: boolean;
   /** Why it was kept or failed. */
   detail?: string;
+  /** The DLQ message id of the copy put back at the end of the DLQ (kept or skipped, not on a dry run). */
+  restoredAs?: string;
 }
 
 export interface RedriveResult {

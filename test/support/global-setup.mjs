@@ -1,6 +1,7 @@
 // Makes a real Pulsar broker available to the integration and interop suites (starting one if needed).
 import { ensureBroker } from '../../scripts/lib/broker.mjs';
 import { ensureRedis } from '../../scripts/lib/redis.mjs';
+import { ensureChromium } from '../../scripts/lib/chromium.mjs';
 
 export default async function globalSetup() {
   // The secured broker (test/integration/security) is started lazily by the first suite that needs it; the one
@@ -11,6 +12,8 @@ export default async function globalSetup() {
   const redis = await ensureRedis();
   globalThis.__bqRedis = redis;
   process.env.BQ_REDIS_URL = redis.url;
+  // The dashboard suite drives Debian's headless Chromium (apt-get install chromium when missing).
+  process.env.BQ_CHROMIUM = ensureChromium();
   const broker = await ensureBroker();
   globalThis.__bqBroker = broker;
   // Workers start after global setup and inherit these.

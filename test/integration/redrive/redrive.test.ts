@@ -14,7 +14,7 @@ import {
   type PulsarConsumer,
   type PulsarMessage,
 } from '../../../lib/index.js';
-import { runCli } from '../../../lib/cli/redrive-command.js';
+import { runCli } from '../../../lib/cli/run-cli.js';
 import { backlog, expectNothing, newClient, receiveN, serviceUrl, uniqueTopic } from '../../support/broker.js';
 import { startService } from '../../support/nest-app.js';
 
@@ -64,6 +64,8 @@ async function prepareDlq(dlq: string): Promise<void> {
   expect(result.read).toBe(0);
 }
 
+const full = (topic: string): string => `persistent://public/default/${topic}`;
+
 function decoded(message: PulsarMessage): Record<string, unknown> {
   return JSON.parse(message.getData().toString()) as Record<string, unknown>;
 }
@@ -94,7 +96,7 @@ test('redrives failed records to their original queue, reset, and leaves the res
   });
   expect(lines).toEqual(['redriven', 'kept', 'skipped', 'redriven']);
   expect(result).toMatchObject({ read: 4, redriven: 2, skipped: 1, kept: 1, failed: 0 });
-  expect(result.items[0]).toMatchObject({ id: 'id-1', traceId: 'trace-1', reason: 'failed', to: topic });
+  expect(result.items[0]).toMatchObject({ id: 'id-1', traceId: 'trace-1', reason: 'failed', to: full(topic) });
 
   const [first, again] = await receiveN(target, 2);
   expect(first!.getData().toString()).toBe(
@@ -135,7 +137,7 @@ test('a dry run publishes and acknowledges nothing; the CLI redrives to --to wit
   const env = { BABELQUEUE_PULSAR_SERVICE_URL: serviceUrl() };
   expect(await runCli(['redrive', '--topic', dlq, '--dry-run'], output, env)).toBe(0);
   expect(out[0]).toMatch(
-    new RegExp(`^would redrive dlq=\\S+ id=cli-1 urn=urn:babel:orders:created reason=failed -> ${topic}$`),
+    new RegExp(`^would redrive dlq=\\S+ id=cli-1 urn=urn:babel:orders:created reason=failed -> ${full(topic)}$`),
   );
   expect(out[1]).toMatch(/^kept in DLQ .*not a BabelQueue envelope/);
   expect(out[2]).toMatch(/^dry run, nothing published or acknowledged: read 2, redriven 0, would redrive 1/);
@@ -150,7 +152,7 @@ test('a dry run publishes and acknowledges nothing; the CLI redrives to --to wit
       env,
     ),
   ).toBe(0);
-  expect(out[0]).toMatch(new RegExp(`^redriven .* -> ${sandbox} \\(bypass\\)$`));
+  expect(out[0]).toMatch(new RegExp(`^redriven .* -> ${full(sandbox)} \\(bypass\\)$`));
   expect(out[2]).toMatch(/^done: read 2, redriven 1/);
   const [copy] = await receiveN(sandboxed, 1);
   expect(copy!.getProperties()['bq-replay-bypass']).toBe('1');

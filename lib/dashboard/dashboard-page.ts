@@ -1,0 +1,146 @@
+// The dashboard's one page: plain HTML, CSS and a small script that calls the JSON endpoints beside it. No build
+// step and nothing loaded from elsewhere, so it works offline and behind any proxy.
+
+export function dashboardPage(apiBase: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>BabelQueue dead letters</title>
+<style>
+  body { font: 14px/1.4 system-ui, sans-serif; margin: 0; color: #1d2330; background: #f5f6f8; }
+  header { background: #1d2330; color: #fff; padding: 10px 20px; font-size: 16px; }
+  main { padding: 16px 20px; display: grid; gap: 16px; }
+  section { background: #fff; border: 1px solid #dde1e7; border-radius: 6px; padding: 12px 16px; }
+  h2 { font-size: 14px; margin: 0 0 8px; text-transform: uppercase; letter-spacing: .04em; color: #5b6475; }
+  table { border-collapse: collapse; width: 100%; }
+  td { overflow-wrap: anywhere; }
+  th, td { text-align: left; padding: 4px 8px; border-bottom: 1px solid #eef0f3; vertical-align: top; }
+  th { font-weight: 600; color: #5b6475; }
+  tr.topic { cursor: pointer; } tr.topic.current { background: #e8f0fe; }
+  code, pre { font: 12px/1.4 ui-monospace, monospace; }
+  pre { background: #f5f6f8; padding: 8px; overflow: auto; max-height: 320px; margin: 4px 0; white-space: pre-wrap; overflow-wrap: anywhere; }
+  form { display: flex; gap: 8px; flex-wrap: wrap; align-items: end; }
+  label { display: grid; gap: 2px; font-size: 12px; color: #5b6475; }
+  input, select, button { font: inherit; padding: 4px 8px; }
+  button { cursor: pointer; border: 1px solid #aab2bf; background: #fff; border-radius: 4px; }
+  button.primary { background: #1a73e8; color: #fff; border-color: #1a73e8; }
+  button.danger { background: #c5221f; color: #fff; border-color: #c5221f; }
+  .reason { border-radius: 10px; padding: 0 6px; background: #eef0f3; }
+  .reason.poison { background: #fde2e1; } .reason.failed { background: #fef3d6; } .reason.unknown_urn { background: #e3ecfd; }
+  #plan { border-color: #1a73e8; } .muted { color: #5b6475; } .error { color: #c5221f; }
+</style>
+</head>
+<body>
+<header>BabelQueue dead letters</header>
+<main>
+  <section><h2>Dead-letter topics</h2>
+    <table><thead><tr><th>Topic</th><th>Records</th><th>By reason</th></tr></thead><tbody id="topics"></tbody></table>
+  </section>
+  <section><h2>Records <span id="current" class="muted"></span></h2>
+    <form id="filters">
+      <label>URN <input name="urn" id="f-urn" placeholder="urn:babel:…"></label>
+      <label>Reason <select name="reason" id="f-reason"><option value="">any</option>
+        <option>failed</option><option>unknown_urn</option><option>poison</option></select></label>
+      <label>Older than <input name="olderThan" id="f-older" placeholder="15m, 2h, 7d" size="8"></label>
+      <label>Newer than <input name="newerThan" id="f-newer" placeholder="1h" size="8"></label>
+      <button type="submit" id="apply">Apply</button>
+      <span style="flex:1"></span>
+      <button type="button" id="redrive" class="primary">Redrive selected…</button>
+      <button type="button" id="purge" class="danger">Purge selected…</button>
+    </form>
+    <section id="plan" hidden></section>
+    <table><thead><tr><th><input type="checkbox" id="all" title="select all"></th><th>Message id</th><th>meta.id</th>
+      <th>URN</th><th>Reason</th><th>Attempts</th><th>Age</th><th>Error</th><th></th></tr></thead>
+      <tbody id="records"></tbody></table>
+    <p id="status" class="muted"></p>
+  </section>
+  <section id="detail" hidden><h2>Record</h2><div id="detail-body"></div></section>
+</main>
+<script>
+const API = ${JSON.stringify(apiBase)};
+let topic = null; let records = [];
+const $ = (id) => document.getElementById(id);
+const esc = (s) => String(s ?? '').replace(/[&<>"']/g, (c) => ({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;',"'":'&#39;'}[c]));
+const age = (ms) => { const u = [['d',864e5],['h',36e5],['m',6e4],['s',1e3]]; const out = [];
+  for (const [n, s] of u) { const k = Math.floor(ms / s); ms -= k * s; if (k || out.length) out.push(k + n); if (out.length === 2) break; }
+  return out.join(' ') || '0s'; };
+async function call(path, body) {
+  const response = await fetch(API + path, body === undefined ? {} :
+    { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const data = await response.json();
+  if (!response.ok) throw new Error(data.message || response.statusText);
+  return data;
+}
+function filters() {
+  return { topic, urn: $('f-urn').value, reason: $('f-reason').value, olderThan: $('f-older').value, newerThan: $('f-newer').value };
+}
+async function loadTopics() {
+  const topics = await call('/topics');
+  $('topics').innerHTML = topics.map((t) => '<tr class="topic' + (t.topic === topic ? ' current' : '') + '" data-topic="' + esc(t.topic) + '">' +
+    '<td><code>' + esc(t.topic) + '</code></td><td data-count>' + t.total + '</td><td>' +
+    Object.entries(t.byReason).map(([r, n]) => '<span class="reason ' + esc(r) + '">' + esc(r) + ' ' + n + '</span>').join(' ') + '</td></tr>').join('');
+  document.querySelectorAll('tr.topic').forEach((row) => row.onclick = () => { topic = row.dataset.topic; loadTopics(); loadRecords(); });
+  if (!topic && topics.length) { topic = topics[0].topic; loadTopics(); loadRecords(); }
+}
+async function loadRecords() {
+  $('current').textContent = topic ? '— ' + topic : '';
+  $('status').textContent = 'loading…';
+  try {
+    const q = new URLSearchParams(Object.entries(filters()).filter(([, v]) => v));
+    const listing = await call('/records?' + q);
+    records = listing.records;
+    $('records').innerHTML = records.map((r, i) => '<tr data-message-id="' + esc(r.messageId) + '">' +
+      '<td><input type="checkbox" class="pick" value="' + esc(r.messageId) + '"></td><td><code>' + esc(r.messageId) + '</code></td>' +
+      '<td><code>' + esc(r.id || '–') + '</code></td><td>' + esc(r.urn || '–') + '</td><td><span class="reason ' + esc(r.reason) + '">' +
+      esc(r.reason || '–') + '</span></td><td>' + esc(r.attempts ?? '–') + '</td><td>' + age(r.ageMs) + '</td><td>' + esc(r.error ?? '') +
+      '</td><td><button type="button" class="open" data-index="' + i + '">Open</button></td></tr>').join('');
+    document.querySelectorAll('button.open').forEach((b) => b.onclick = () => openRecord(records[Number(b.dataset.index)]));
+    $('status').textContent = records.length + ' record(s) shown of ' + listing.read + ' in the topic';
+  } catch (error) { $('status').innerHTML = '<span class="error">' + esc(error.message) + '</span>'; }
+}
+function openRecord(r) {
+  $('detail').hidden = false;
+  // The body as stored: a JSON reparse would round integers beyond 2^53.
+  const body = r.body;
+  $('detail-body').innerHTML = '<table>' + [['Message id', r.messageId], ['meta.id', r.id], ['URN', r.urn], ['Reason', r.reason],
+    ['Attempts', r.attempts], ['Error', r.error], ['Exception', r.exception], ['Original queue', r.originalQueue],
+    ['Failed at', new Date(r.failedAt).toISOString() + ' (' + age(r.ageMs) + ' ago)'], ['Not an envelope', r.invalid]]
+    .filter(([, v]) => v !== null && v !== '').map(([k, v]) => '<tr><th>' + k + '</th><td id="detail-' + k.replace(/\\W/g, '').toLowerCase() + '">' + esc(v) + '</td></tr>').join('') +
+    '</table><h2>Body, exactly as stored</h2><pre id="detail-envelope">' + esc(body) + '</pre>' +
+    '<h2>Properties</h2><pre>' + esc(JSON.stringify(r.properties, null, 2)) + '</pre>';
+}
+const picked = () => [...document.querySelectorAll('input.pick:checked')].map((c) => c.value);
+async function act(verb) {
+  const messageIds = picked();
+  if (!messageIds.length) { $('status').textContent = 'tick the records first'; return; }
+  const plan = await call('/' + verb, { ...filters(), messageIds, dryRun: true });
+  const chosen = verb === 'redrive' ? plan.items.filter((i) => i.outcome === 'planned') : plan.records;
+  $('plan').hidden = false;
+  $('plan').innerHTML = '<p id="plan-text">Dry run: would ' + verb + ' ' + chosen.length + ' record(s): ' +
+    chosen.map((i) => '<code>' + esc(i.id || i.dlqMessageId || i.messageId) + '</code>').join(', ') +
+    (verb === 'redrive' ? ' (to ' + esc([...new Set(chosen.map((i) => i.to))].join(', ')) + ')' : '') + '. Nothing changed yet.</p>' +
+    '<button type="button" id="confirm" class="' + (verb === 'purge' ? 'danger' : 'primary') + '">Confirm ' + verb + '</button> ' +
+    '<button type="button" id="cancel">Cancel</button>';
+  $('cancel').onclick = () => { $('plan').hidden = true; };
+  $('confirm').onclick = async () => {
+    try {
+      const done = await call('/' + verb, { ...filters(), messageIds, dryRun: false });
+      const n = verb === 'redrive' ? done.redriven : done.purged;
+      $('plan').innerHTML = '<p id="plan-text">' + (verb === 'redrive' ? 'Redriven ' : 'Purged ') + n + ' record(s).' +
+        (done.failed ? ' <span class="error">' + done.failed + ' failed</span>' : '') + '</p>';
+    } catch (error) { $('plan').innerHTML = '<p id="plan-text" class="error">' + esc(error.message) + '</p>'; }
+    $('detail').hidden = true; loadTopics(); loadRecords();
+  };
+}
+$('filters').onsubmit = (event) => { event.preventDefault(); loadRecords(); };
+$('redrive').onclick = () => act('redrive').catch((e) => { $('status').textContent = e.message; });
+$('purge').onclick = () => act('purge').catch((e) => { $('status').textContent = e.message; });
+$('all').onchange = () => document.querySelectorAll('input.pick').forEach((c) => { c.checked = $('all').checked; });
+loadTopics().catch((error) => { $('status').innerHTML = '<span class="error">' + esc(error.message) + '</span>'; });
+</script>
+</body>
+</html>
+`;
+}

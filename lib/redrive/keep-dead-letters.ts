@@ -1,0 +1,27 @@
+import { errorMessage } from '../envelope/index.js';
+import type { PulsarClientLike } from '../pulsar/client-types.js';
+import { DEFAULT_REDRIVE_SUBSCRIPTION, subscribeToDeadLetters } from './read-dead-letters.js';
+
+/**
+ * Makes sure the DLQ's `babelqueue-redrive` subscription exists before the first record is written: Pulsar keeps
+ * a message only while some subscription has not acknowledged it (or a retention policy holds it), so without
+ * this the records written before any operator tool ran could be deleted. Subscribing and closing leaves the
+ * durable subscription behind. Never throws: a role without consume permission on the DLQ gets `warn` instead.
+ */
+export async function keepDeadLetters(
+  client: PulsarClientLike,
+  topic: string,
+  warn: (message: string) => void,
+): Promise<void> {
+  try {
+    const consumer = await subscribeToDeadLetters(client, { topic });
+    await consumer.close();
+  } catch (error) {
+    // A redrive or the dashboard holds the Exclusive subscription right now: it exists, which is all we need.
+    if (/busy|exclusive/i.test(String(error))) return;
+    warn(
+      `could not create the subscription ${DEFAULT_REDRIVE_SUBSCRIPTION} on ${topic} (${errorMessage(error) ?? ''}): ` +
+        'records written there before an operator tool subscribes may be deleted unless the topic has retention',
+    );
+  }
+}

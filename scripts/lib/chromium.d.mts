@@ -1,0 +1,2 @@
+export function chromiumPath(env?: NodeJS.ProcessEnv): string | null;
+export function ensureChromium(env?: NodeJS.ProcessEnv): string;
