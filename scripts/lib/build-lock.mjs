@@ -50,7 +50,9 @@ export function withDirLock(lockDir, action, { timeoutMs = 30 * 60_000, pollMs =
         }
         continue;
       }
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${lockDir}`);
+      if (Date.now() > deadline) {
+        throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${lockDir}`, { cause: error });
+      }
       if (!told) onWait?.();
       told = true;
       pause(pollMs);
