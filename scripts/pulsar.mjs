@@ -1,14 +1,24 @@
 #!/usr/bin/env node
 // npm run pulsar:up / pulsar:down: a local Apache Pulsar standalone broker for development and tests.
 // With --secured (or PULSAR_PROFILE=secured): the token-authenticated, authorizing TLS broker of the security suites.
+// With --cluster (or PULSAR_PROFILE=cluster): ZooKeeper, a bookie and two brokers of the cluster fault scenarios.
 import { brokerAnswers, brokerSettings, restartBroker, startBroker, stopBroker } from './lib/broker.mjs';
+import { startCluster, stopCluster } from './lib/cluster.mjs';
 import { startSecuredBroker, stopSecuredBroker } from './lib/secured-broker.mjs';
 
 const command = process.argv[2];
 const secured = process.argv.includes('--secured') || process.env.PULSAR_PROFILE === 'secured';
+const cluster = process.argv.includes('--cluster') || process.env.PULSAR_PROFILE === 'cluster';
 const settings = brokerSettings();
 try {
-  if (secured && command === 'up') {
+  if (cluster && command === 'up') {
+    const state = await startCluster();
+    console.log(`Pulsar cluster is up: ${state.webUrl} (admin, WebSocket), ${state.serviceUrl} (binary)`);
+    console.log(`data and logs: ${state.runDir}; stop it with: npm run pulsar:down -- --cluster`);
+  } else if (cluster && command === 'down') {
+    const stopped = await stopCluster();
+    console.log(stopped ? 'Pulsar cluster stopped and its data removed' : 'no cluster is recorded');
+  } else if (secured && command === 'up') {
     const state = await startSecuredBroker();
     console.log(`secured Pulsar is up: ${state.webUrlTls}, ${state.serviceUrlTls}; pid ${state.pid}`);
     console.log(
@@ -33,7 +43,7 @@ try {
     const stopped = await stopBroker(settings);
     console.log(stopped ? 'Pulsar stopped and its data removed' : 'no broker started by this script is recorded');
   } else {
-    console.error('usage: node scripts/pulsar.mjs up|restart [--kill]|down [--secured]');
+    console.error('usage: node scripts/pulsar.mjs up|restart [--kill]|down [--secured|--cluster]');
     process.exitCode = 2;
   }
 } catch (error) {

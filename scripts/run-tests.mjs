@@ -14,6 +14,7 @@ import { brokerAnswers, brokerSettings, ensureBroker, stopBroker } from './lib/b
 import { chaosEnv } from '../test/chaos/support/global-setup.mjs';
 import { ensureNativeClient } from './lib/native-client.mjs';
 import { stopSecuredBroker } from './lib/secured-broker.mjs';
+import { stopCluster } from './lib/cluster.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const all = ['unit', 'conformance', 'integration', 'chaos', 'interop'];
@@ -102,6 +103,10 @@ if (needsBroker) {
 const securedOwner = `run-tests-${process.pid}`;
 process.env.BQ_SECURED_OWNER = securedOwner;
 process.env.BQ_SECURED_DEFER_STOP = '1';
+// Likewise the cluster of the cluster fault scenarios: started on first use, it serves both clients' runs.
+const clusterOwner = `run-tests-${process.pid}`;
+process.env.BQ_CLUSTER_OWNER = clusterOwner;
+process.env.BQ_CLUSTER_DEFER_STOP = '1';
 
 /** The Jest runs: per client, the parallel projects in one run and each serial project in a run of its own. */
 const runs = [];
@@ -209,6 +214,7 @@ try {
   if (chaosOwned) await stopBroker(brokerSettings(chaosEnv()));
   if (broker?.started) await stopBroker();
   await stopSecuredBroker(undefined, securedOwner);
+  await stopCluster(undefined, clusterOwner);
 }
 for (const line of summary) console.log(line);
 console.log(`${passed} passed, ${failed} failed`);

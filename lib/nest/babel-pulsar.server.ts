@@ -57,7 +57,7 @@ interface TopicResources {
 }
 
 const STATUS_POLL_MS = 1000;
-/** A refused producer is asked for again at most this often (on the next write after it). */
+/** A refused producer is asked for again this often (and on the next write after it). */
 const REFUSED_PRODUCER_RETRY_MS = 2000;
 /** When a server of each connection name last started in this process (see serverStartedSince). */
 const lastStartByConnection = new Map<string | undefined, number>();
@@ -281,6 +281,7 @@ export class BabelPulsarServer
         const producer = new DeferredProducer(fullTopic(target), purpose, () => create(target), refusal, {
           retryEveryMs: REFUSED_PRODUCER_RETRY_MS,
           owns: !pool,
+          retryInBackground: true,
           onCreated: (created) =>
             this.consumerLogger().log(`producer for ${created} created: ${purpose} of ${topic} are written again`),
         });

@@ -148,13 +148,17 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
     {
       provide: BABEL_QUEUE_CLIENT_HANDLE,
       inject: [BABEL_QUEUE_RESOLVED_OPTIONS],
-      useFactory: async ({ source }: ResolvedModuleOptions): Promise<ClientHandle> => {
+      useFactory: async ({ source, server }: ResolvedModuleOptions): Promise<ClientHandle> => {
         if (source.kind === 'provided') return { client: source.client, kind: 'provided', owned: false, closed: false };
-        const { client, kind } = await createPulsarClient({
-          serviceUrl: source.serviceUrl,
-          ...(source.auth && { auth: source.auth }),
-          ...(source.clientOptions && { clientOptions: source.clientOptions }),
-        });
+        const logger = server.logger ?? new Logger('BabelQueueModule');
+        const { client, kind } = await createPulsarClient(
+          {
+            serviceUrl: source.serviceUrl,
+            ...(source.auth && { auth: source.auth }),
+            ...(source.clientOptions && { clientOptions: source.clientOptions }),
+          },
+          { warn: (message) => logger.warn(message) },
+        );
         return { client, kind, owned: true, closed: false };
       },
     },

@@ -55,8 +55,9 @@ export interface RefusedProducerState {
  * Stands in for a retry or dead-letter producer the broker refused at start-up for lack of permission. Every
  * send first tries to create the real producer again (at most once per `retryEveryMs`); until that works it
  * rejects with the ProducerNotAuthorizedError, so the message is negatively acknowledged, never acknowledged
- * without its replacement (Decision D7). Once the permission is granted the next send creates the producer and
- * writes through it.
+ * without its replacement. Once the permission is granted the next send creates the producer and writes through it.
+ * With `retryInBackground` it also asks every `retryEveryMs` while no send does, so that health turns up after a
+ * grant on its own, not only when a message next needs the producer.
  */
 export class DeferredProducer implements PulsarProducer {
   private producer: PulsarProducer | null = null;
@@ -76,10 +77,27 @@ export class DeferredProducer implements PulsarProducer {
       owns: boolean;
       onCreated?: (topic: string) => void;
       now?: () => number;
+      retryInBackground?: boolean;
     },
   ) {
     this.refusal = firstRefusal;
     this.lastAttempt = this.now();
+    if (options.retryInBackground) this.retryUntilCreated();
+  }
+
+  private retryTimer: NodeJS.Timeout | undefined;
+
+  private retryUntilCreated(): void {
+    this.retryTimer = setInterval(() => {
+      if (this.producer || this.closed) {
+        clearInterval(this.retryTimer);
+        return;
+      }
+      // A refusal is recorded by attempt() (health reads it); anything else shows on the next send.
+      if (!this.creating) this.attempt().catch(() => undefined);
+    }, this.options.retryEveryMs);
+    // Health polling must not keep a process alive that is otherwise done.
+    this.retryTimer.unref();
   }
 
   async send(message: PulsarProducerMessage): Promise<PulsarMessageId | null> {
@@ -92,6 +110,7 @@ export class DeferredProducer implements PulsarProducer {
 
   async close(): Promise<null | void> {
     this.closed = true;
+    clearInterval(this.retryTimer);
     if (this.producer && this.options.owns) await this.producer.close();
   }
 
@@ -113,6 +132,10 @@ export class DeferredProducer implements PulsarProducer {
     if (this.closed) return Promise.reject(new BabelQueueError(`the producer for ${this.topic} is closed`));
     if (this.creating) return this.creating;
     if (this.now() - this.lastAttempt < this.options.retryEveryMs) return Promise.reject(this.refusal);
+    return this.attempt();
+  }
+
+  private attempt(): Promise<PulsarProducer> {
     this.lastAttempt = this.now();
     this.creating = this.create().then(
       (producer) => {

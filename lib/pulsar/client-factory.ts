@@ -8,6 +8,7 @@
 import { BabelQueueError } from '../envelope/index.js';
 import type { PulsarClientLike } from './client-types.js';
 import { rememberServiceUrl } from './native/adapter.js';
+import { resolveTls } from './tls.js';
 import { PulsarWebSocketClient, type TokenSupplier } from './websocket/index.js';
 
 export type PulsarClientKind = 'native' | 'websocket';
@@ -42,6 +43,8 @@ export interface NativePulsarModule<Auth = unknown> {
     operationTimeoutSeconds?: number;
     connectionTimeoutMs?: number;
     messageListenerThreads?: number;
+    tlsValidateHostname?: boolean;
+    tlsAllowInsecureConnection?: boolean;
   }) => PulsarClientLike;
   AuthenticationToken: new (params: { token: string | (() => Promise<string>) }) => Auth;
 }
@@ -49,7 +52,11 @@ export interface NativePulsarModule<Auth = unknown> {
 export interface CreateClientDependencies {
   /** Loads the `pulsar-client` module; defaults to a dynamic import. */
   loadNative?: () => Promise<unknown>;
+  /** Where a warning about weakened TLS goes; defaults to process.emitWarning. */
+  warn?: (message: string) => void;
 }
+
+const emitWarning = (message: string): void => process.emitWarning(message, { code: 'BABELQUEUE_TLS_UNVERIFIED' });
 
 export const NATIVE_PACKAGE = 'pulsar-client';
 
@@ -78,7 +85,8 @@ export function clientKindFor(serviceUrl: unknown, optionName = 'serviceUrl'): P
   }
   let protocol: string;
   try {
-    protocol = new URL(serviceUrl.trim()).protocol.toLowerCase();
+    // A list of brokers (`pulsar://a:6650,b:6650`, `http://a:8080,b:8080`): the scheme is the first entry's.
+    protocol = new URL(serviceUrl.trim().split(',')[0]!).protocol.toLowerCase();
   } catch {
     throw new BabelQueueError(
       `${optionName} ${JSON.stringify(serviceUrl)} is not a URL (e.g. pulsar://localhost:6650 or http://localhost:8080)`,
@@ -183,6 +191,14 @@ export async function createPulsarClient(
   const serviceUrl = settings.serviceUrl.trim();
   const auth = checkAuth(settings.auth);
   const extra = settings.clientOptions ?? {};
+  let tls: ReturnType<typeof resolveTls>;
+  try {
+    tls = resolveTls(extra);
+  } catch (error) {
+    throw new BabelQueueError(`clientOptions: ${(error as Error).message}`);
+  }
+  const warn = dependencies.warn ?? emitWarning;
+  for (const warning of tls.warnings) warn(warning);
   if (kind === 'websocket') {
     const client = new PulsarWebSocketClient({ ...extra, serviceUrl, ...(auth && { token: auth.token }) });
     return { client, kind };
@@ -191,6 +207,9 @@ export async function createPulsarClient(
   const client = new native.Client({
     ...NATIVE_DEFAULTS,
     ...extra,
+    // libpulsar does not check the host name unless asked: without it, any certificate of a trusted CA passes.
+    tlsValidateHostname: tls.validateHostname,
+    tlsAllowInsecureConnection: tls.allowInsecure,
     serviceUrl,
     ...(auth && {
       authentication: new native.AuthenticationToken({
@@ -198,6 +217,11 @@ export async function createPulsarClient(
       }),
     }),
   });
-  rememberServiceUrl(client, serviceUrl);
+  const trustCertsFile = typeof extra.tlsTrustCertsFilePath === 'string' ? extra.tlsTrustCertsFilePath : undefined;
+  rememberServiceUrl(client, serviceUrl, {
+    ...(trustCertsFile !== undefined && { trustCertsFile }),
+    validateHostname: tls.validateHostname,
+    allowInsecure: tls.allowInsecure,
+  });
   return { client, kind };
 }

@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brokerSettings } from './broker.mjs';
+import { withDirLock } from './build-lock.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -168,13 +169,20 @@ function buildAddon(buildDir, includeDir, libDir) {
   );
 }
 
-/** Points node_modules/pulsar-client at the cached build (replacing nothing that is a real install). */
+/**
+ * Points node_modules/pulsar-client at the cached build. The new link is made beside it and renamed over the old
+ * one, so that two runs at once cannot trip over each other's half-made link.
+ */
 function linkInto(settings) {
   const target = path.join(settings.buildDir, 'node_modules', 'pulsar-client');
   fs.mkdirSync(path.dirname(settings.link), { recursive: true });
   const existing = fs.lstatSync(settings.link, { throwIfNoEntry: false });
-  if (existing) fs.rmSync(settings.link, { recursive: true, force: true });
-  fs.symlinkSync(target, settings.link, 'dir');
+  // A real install (a directory) cannot be renamed over; a link can.
+  if (existing && !existing.isSymbolicLink()) fs.rmSync(settings.link, { recursive: true, force: true });
+  const fresh = `${settings.link}.link-${process.pid}`;
+  fs.rmSync(fresh, { force: true });
+  fs.symlinkSync(target, fresh, 'dir');
+  fs.renameSync(fresh, settings.link);
 }
 
 /**
@@ -189,10 +197,28 @@ export function ensureNativeClient(env = process.env) {
   if (installed && probeLoad(root).ok) return done(installed.isSymbolicLink() ? 'cache' : 'installed');
 
   const cached = path.join(settings.buildDir, 'node_modules', 'pulsar-client');
-  if (fs.existsSync(cached) && probeLoad(settings.buildDir).ok) {
+  const usable = () => fs.existsSync(cached) && probeLoad(settings.buildDir).ok;
+  if (usable()) {
     linkInto(settings);
     return done('cache');
   }
+  // One build at a time into the cache folder: a second run waits for the first and then finds its build.
+  return withDirLock(
+    `${settings.buildDir}.lock`,
+    () => {
+      if (usable()) {
+        linkInto(settings);
+        return done('cache');
+      }
+      build(settings);
+      linkInto(settings);
+      return done('built');
+    },
+    { onWait: () => log(`another run is building the native client into ${settings.buildDir}; waiting for it`) },
+  );
+}
+
+function build(settings) {
   if (process.platform !== 'linux' || process.arch !== 'x64') {
     throw new NativeSetupError(
       'platform',
@@ -210,8 +236,6 @@ export function ensureNativeClient(env = process.env) {
   const check = probeLoad(settings.buildDir);
   if (!check.ok) throw new NativeSetupError('load', `the built addon does not load: ${check.reason}`);
   fs.rmSync(path.join(work, 'wheel'), { recursive: true, force: true });
-  linkInto(settings);
-  return done('built');
 }
 
 /** Whether `pulsar-client` loads from the project root right now (no build). */

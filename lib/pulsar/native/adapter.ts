@@ -7,6 +7,7 @@
  * The user keeps the raw client (`unwrap()`, `BABEL_PULSAR_CLIENT`); only the library's own calls go through
  * the adapter, which `toLibraryClient` applies wherever a client enters the library.
  */
+import fs from 'node:fs';
 import { BabelQueueError } from '../../envelope/index.js';
 import type { PushResult } from '../../consumer/push-feed.js';
 import type {
@@ -19,6 +20,7 @@ import type {
   PulsarProducerConfig,
   PulsarProducerMessage,
 } from '../client-types.js';
+import { firstHostPort, probeTls, type TlsProbeTarget } from '../tls.js';
 
 /** What the adapter needs of a raw native message (the package's Message class). */
 interface NativeMessage {
@@ -74,10 +76,38 @@ interface NativeClient {
 
 const ADAPTED = Symbol.for('babelqueue.nativeAdapter');
 const serviceUrls = new WeakMap<object, string>();
+const tlsTargets = new WeakMap<object, TlsProbeTarget>();
 
-/** Records the service URL a native client was made with, so that errors can name it. */
-export function rememberServiceUrl(client: object, serviceUrl: string): void {
+/** How the client checks the broker's certificate, so that a failed TLS handshake can be explained. */
+export interface NativeTlsSettings {
+  trustCertsFile?: string;
+  validateHostname: boolean;
+  allowInsecure: boolean;
+}
+
+/** Records the service URL a native client was made with (and its TLS settings), so that errors can name them. */
+export function rememberServiceUrl(client: object, serviceUrl: string, tlsSettings?: NativeTlsSettings): void {
   serviceUrls.set(client, serviceUrl);
+  const target = firstHostPort(serviceUrl, 6651);
+  if (!/^pulsar\+ssl:/i.test(serviceUrl.trim()) || !tlsSettings || tlsSettings.allowInsecure || !target) return;
+  let ca: Buffer | undefined;
+  try {
+    ca = tlsSettings.trustCertsFile === undefined ? undefined : fs.readFileSync(tlsSettings.trustCertsFile);
+  } catch {
+    return; // the client reports the unreadable file itself
+  }
+  tlsTargets.set(client, { ...target, ...(ca && { ca }), validateHostname: tlsSettings.validateHostname });
+}
+
+/**
+ * libpulsar reports a failed TLS handshake as a bare `ConnectError` (or, as it retries, a timeout): one handshake
+ * made here with the same checks names the reason (untrusted CA, hostname mismatch, expired certificate).
+ */
+async function withTlsReason(native: object, reason: string): Promise<string> {
+  const target = tlsTargets.get(native);
+  if (!target || !/ConnectError|TimeOut/i.test(reason)) return reason;
+  const tlsReason = await probeTls(target);
+  return tlsReason ? `${reason}: ${tlsReason}` : reason;
 }
 
 /** A raw native client: it has the native-only methods and is not already adapted. */
@@ -104,6 +134,7 @@ const reasonOf = (error: unknown): string => {
 
 /** The native client's error text, with what a user needs to act on it. */
 function describeFailure(reason: string): string {
+  if (/TLS/.test(reason)) return reason;
   if (/TimeOut/i.test(reason))
     // libpulsar retries a connection the broker refused for authentication until the operation times out, so a
     // missing, wrong or expired token surfaces here as a timeout, never as its own error.
@@ -134,8 +165,9 @@ export class NativeClientAdapter implements PulsarClientLike {
         this.where,
       );
     } catch (error) {
+      const reason = await withTlsReason(this.native, reasonOf(error));
       throw new BabelQueueError(
-        `cannot create a producer for topic ${JSON.stringify(config.topic)}${this.where}: ${describeFailure(reasonOf(error))}`,
+        `cannot create a producer for topic ${JSON.stringify(config.topic)}${this.where}: ${describeFailure(reason)}`,
         { cause: error },
       );
     }
@@ -161,9 +193,10 @@ export class NativeClientAdapter implements PulsarClientLike {
     try {
       return new NativeConsumerAdapter(await this.native.subscribe(config));
     } catch (error) {
+      const reason = await withTlsReason(this.native, reasonOf(error));
       throw new BabelQueueError(
         `cannot subscribe ${JSON.stringify(config.subscription)} to topic ${JSON.stringify(config.topic)}${this.where}: ` +
-          describeFailure(reasonOf(error)),
+          describeFailure(reason),
         { cause: error },
       );
     }

@@ -114,7 +114,11 @@ export class PulsarWebSocketConsumer implements PulsarConsumer {
     this.label = `consumer (subscription "${config.subscription}") for topic ${topic.full}`;
     this.connection = new Connection(
       {
-        url: `${options.wsBase}/ws/v2/consumer/${topic.path}/${encodeURIComponent(config.subscription)}?${query}`,
+        urls: options.wsBases.map(
+          (base) => `${base}/ws/v2/consumer/${topic.path}/${encodeURIComponent(config.subscription)}?${query}`,
+        ),
+        endpoints: options.endpoints,
+        tls: options.tls,
         headers: options.headers,
         ...(options.ca !== undefined && { ca: options.ca }),
         timeoutMs: options.operationTimeoutMs,

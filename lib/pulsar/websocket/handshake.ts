@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
+import { describeTlsError } from '../tls.js';
 import { describeCause, PulsarWebSocketError } from './errors.js';
 
 export interface HandshakeTarget {
@@ -13,6 +14,8 @@ export interface HandshakeTarget {
   headers: () => Promise<Record<string, string>>;
   /** Trusted CA certificate(s) for wss://. */
   ca?: string | Buffer | Array<string | Buffer>;
+  /** How the broker's certificate is checked (wss://). */
+  tls: { validateHostname: boolean; allowInsecure: boolean };
   timeoutMs: number;
   topic: string;
   /** Human label for messages, e.g. `producer for topic persistent://public/default/x`. */
@@ -28,6 +31,23 @@ export interface PendingWebSocket {
 
 const MAX_ERROR_BODY = 64 * 1024;
 const BODY_READ_TIMEOUT_MS = 2000;
+
+/**
+ * Map a service URL that lists several web services, `http://a:8080,b:8080` (the native client's form) or
+ * `http://a:8080,http://b:8080`, to their WebSocket base URLs; an entry without a scheme takes the first one's.
+ */
+export function toWebSocketBases(serviceUrl: string): string[] {
+  const entries = serviceUrl.split(',').map((entry) => entry.trim());
+  const scheme = /^([a-z][a-z0-9+.-]*:)\/\//i.exec(entries[0] ?? '')?.[1] ?? '';
+  if (entries.length > 1 && entries.some((entry) => entry === '')) {
+    throw new PulsarWebSocketError(`Invalid serviceUrl ${JSON.stringify(serviceUrl)}: an empty entry in the list`, {
+      code: 'InvalidArgument',
+    });
+  }
+  return entries.map((entry) =>
+    toWebSocketBase(/^[a-z][a-z0-9+.-]*:\/\//i.test(entry) ? entry : `${scheme}//${entry}`),
+  );
+}
 
 /** Map a client service URL (http, https, ws, wss) to the WebSocket base URL, without a trailing slash. */
 export function toWebSocketBase(serviceUrl: string): string {
@@ -144,6 +164,8 @@ export function openWebSocket(
     perMessageDeflate: false,
     followRedirects: false,
     ...(target.ca !== undefined && { ca: target.ca }),
+    ...(target.tls.allowInsecure && { rejectUnauthorized: false }),
+    ...(!target.tls.validateHostname && { checkServerIdentity: () => undefined }),
   });
 
   const done = new Promise<void>((resolve, reject) => {
@@ -168,11 +190,14 @@ export function openWebSocket(
 
     ws.on('error', (err: Error) => {
       fail(
-        new PulsarWebSocketError(`Could not connect ${target.label} at ${target.url}: ${describeCause(err)}`, {
-          code: 'ConnectError',
-          topic: target.topic,
-          cause: err,
-        }),
+        new PulsarWebSocketError(
+          `Could not connect ${target.label} at ${target.url}: ${describeTlsError(err) ?? describeCause(err)}`,
+          {
+            code: 'ConnectError',
+            topic: target.topic,
+            cause: err,
+          },
+        ),
       );
     });
     ws.once('close', () => {

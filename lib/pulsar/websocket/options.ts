@@ -1,10 +1,18 @@
 import fs from 'node:fs';
 import { PulsarWebSocketError } from './errors.js';
-import { toWebSocketBase } from './handshake.js';
+import { resolveTls, type ResolvedTls, type TlsOptions } from '../tls.js';
+import { toWebSocketBases } from './handshake.js';
 import type { ReconnectOptions } from './socket.js';
 
-export interface PulsarWebSocketClientOptions {
-  /** Broker (or WebSocket proxy) web service URL: http://, https://, ws:// or wss://. */
+export interface PulsarWebSocketClientOptions extends Pick<
+  TlsOptions,
+  'tlsValidateHostname' | 'tlsAllowInsecureConnection'
+> {
+  /**
+   * Broker (or WebSocket proxy) web service URL: http://, https://, ws:// or wss://. Several brokers' web services as
+   * a list, `http://a:8080,b:8080`: each socket connects to the one that last worked and, when that one is down,
+   * tries the next (see docs/cluster.md).
+   */
   serviceUrl: string;
   /**
    * Sent as `Authorization: Bearer <token>` on every handshake. A function is called before each handshake (the
@@ -40,7 +48,11 @@ export type TokenSupplier = () => string | Promise<string>;
 
 /** @internal */
 export interface ResolvedOptions {
-  wsBase: string;
+  /** The WebSocket base URLs of the web services, in the order given. */
+  wsBases: string[];
+  /** Which of `wsBases` the client's sockets try first: the one that last worked. Shared by all of them. */
+  endpoints: { preferred: number };
+  tls: ResolvedTls;
   /** The handshake headers, resolved again before each handshake (a token supplier may rotate the token). */
   headers: () => Promise<Record<string, string>>;
   ca?: string | Buffer | Array<string | Buffer>;
@@ -76,7 +88,9 @@ export function resolveOptions(options: PulsarWebSocketClientOptions): ResolvedO
   const maxFrameBytes = options.maxFrameBytes ?? 1048576;
   if (!Number.isInteger(maxFrameBytes) || maxFrameBytes <= 0) throw invalid('maxFrameBytes must be a positive integer');
   return {
-    wsBase: toWebSocketBase(options.serviceUrl),
+    wsBases: toWebSocketBases(options.serviceUrl),
+    endpoints: { preferred: 0 },
+    tls: checkedTls(options),
     headers,
     ...(ca !== undefined && { ca }),
     operationTimeoutMs: checkMs('operationTimeoutMs', options.operationTimeoutMs, { allowZero: false }) ?? 30000,
@@ -84,6 +98,15 @@ export function resolveOptions(options: PulsarWebSocketClientOptions): ResolvedO
     keepAliveIntervalMs: checkMs('keepAliveIntervalMs', options.keepAliveIntervalMs) ?? 5000,
     maxFrameBytes,
   };
+}
+
+function checkedTls(options: PulsarWebSocketClientOptions): ResolvedTls {
+  try {
+    const { validateHostname, allowInsecure } = resolveTls(options);
+    return { validateHostname, allowInsecure };
+  } catch (error) {
+    throw invalid((error as Error).message);
+  }
 }
 
 function checkToken(token: unknown): string {

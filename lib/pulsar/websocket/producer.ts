@@ -140,7 +140,9 @@ export class PulsarWebSocketProducer implements PulsarProducer {
     const qs = query.toString();
     this.connection = new Connection(
       {
-        url: `${options.wsBase}/ws/v2/producer/${topic.path}${qs ? `?${qs}` : ''}`,
+        urls: options.wsBases.map((base) => `${base}/ws/v2/producer/${topic.path}${qs ? `?${qs}` : ''}`),
+        endpoints: options.endpoints,
+        tls: options.tls,
         headers: options.headers,
         ...(options.ca !== undefined && { ca: options.ca }),
         timeoutMs: options.operationTimeoutMs,

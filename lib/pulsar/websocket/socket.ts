@@ -14,7 +14,11 @@ export interface ReconnectOptions {
   maxDelayMs?: number;
 }
 
-export interface ConnectionOptions extends HandshakeTarget {
+export interface ConnectionOptions extends Omit<HandshakeTarget, 'url'> {
+  /** The same socket's URL on each web service given; tried from `endpoints.preferred` on. */
+  urls: readonly string[];
+  /** Shared by a client's sockets: the index of the URL that last worked. */
+  endpoints: { preferred: number };
   reconnect: Required<ReconnectOptions>;
   /** Ping interval; a socket that misses one pong is dropped and reconnected. 0 disables. */
   keepAliveIntervalMs: number;
@@ -54,6 +58,12 @@ export function describeClose(code: number, reason: string): string {
   };
   const name = names[code] ?? 'close code';
   return `${name} ${code}${reason ? `: ${reason}` : ''}`;
+}
+
+/** Whether another web service may succeed where this one failed. */
+function failsOver(error: PulsarWebSocketError): boolean {
+  if (error.code === 'ConnectError' || error.code === 'HandshakeTimeout') return true;
+  return error.code === 'HandshakeRejected' && (error.status ?? 0) >= 500;
 }
 
 function rawToString(data: WebSocket.RawData): string {
@@ -146,10 +156,37 @@ export class Connection {
     });
   }
 
+  /**
+   * Opens the socket on the web service that last worked, else on the next ones in turn. A web service that
+   * answers with a refusal (HTTP 4xx: a bad token, a missing permission) refuses on every broker alike, so that
+   * ends the attempt; one that is down, times out or fails (HTTP 5xx, a broker shutting down) is passed over.
+   */
   private async attempt(): Promise<void> {
+    const { urls, endpoints } = this.options;
+    const failures: PulsarWebSocketError[] = [];
+    for (let tried = 0; tried < urls.length; tried++) {
+      const index = (endpoints.preferred + tried) % urls.length;
+      try {
+        await this.attemptAt(urls[index]!);
+        endpoints.preferred = index;
+        return;
+      } catch (error) {
+        if (!(error instanceof PulsarWebSocketError) || !failsOver(error) || this.closed) throw error;
+        failures.push(error);
+      }
+    }
+    if (failures.length === 1) throw failures[0]!;
+    throw new PulsarWebSocketError(
+      `Could not connect ${this.options.label} on any of its ${urls.length} web services: ` +
+        failures.map((failure) => failure.message).join('; '),
+      { code: failures.at(-1)!.code, topic: this.options.topic, cause: failures.at(-1) },
+    );
+  }
+
+  private async attemptAt(url: string): Promise<void> {
     const headers = await this.options.headers();
     if (this.closed) throw new PulsarWebSocketError(`${this.options.label} was closed`, { code: 'AlreadyClosed' });
-    const { ws, done } = openWebSocket(this.options, headers, (opened) => this.attach(opened));
+    const { ws, done } = openWebSocket({ ...this.options, url }, headers, (opened) => this.attach(opened));
     this.pending = ws;
     try {
       await done;

@@ -10,6 +10,10 @@ export const chaosEnv = () => ({
 
 export default async function globalSetup() {
   const settings = brokerSettings(chaosEnv());
+  process.env.BQ_CHAOS_WEB_URL = settings.webUrl;
+  process.env.BQ_CHAOS_SERVICE_URL = settings.serviceUrl;
+  // BQ_CHAOS_STANDALONE=0: only the cluster scenarios run (they start a cluster of their own), so no standalone.
+  if (process.env.BQ_CHAOS_STANDALONE === '0') return;
   const answering = await brokerAnswers(settings.webUrl);
   if (!answering) await startBroker(settings);
   process.env.BQ_CHAOS_WEB_URL = settings.webUrl;

@@ -104,3 +104,13 @@ describe('createPulsarClient', () => {
     );
   });
 });
+
+describe('clientKindFor with a list of brokers', () => {
+  it.each([
+    ['pulsar://a:6650,b:6650', 'native'],
+    ['http://a:8080,b:8080', 'websocket'],
+    ['http://a:8080,http://b:8080', 'websocket'],
+  ])('%s → %s', (url, kind) => {
+    expect(clientKindFor(url)).toBe(kind);
+  });
+});

@@ -81,3 +81,36 @@ describe('DeferredProducer', () => {
     expect(real.close).toHaveBeenCalledTimes(1);
   });
 });
+
+describe('DeferredProducer retrying in the background', () => {
+  it('creates the producer after a grant with no send asking for it, and stops asking once it has it', async () => {
+    const results: Array<'refuse' | 'ok'> = ['refuse', 'ok'];
+    let created = 0;
+    const real: PulsarProducer = {
+      send: async () => null,
+      flush: async () => undefined,
+      close: async () => undefined,
+      getTopic: () => TOPIC,
+    };
+    const producer = new DeferredProducer(
+      TOPIC,
+      'dead-letter records',
+      async () => {
+        created += 1;
+        if (results.shift() === 'refuse') throw forbidden();
+        return real;
+      },
+      new ProducerNotAuthorizedError(TOPIC, 'dead-letter records', forbidden()),
+      { retryEveryMs: 10, owns: true, retryInBackground: true },
+    );
+    try {
+      for (let i = 0; i < 500 && !producer.isConnected(); i++) await new Promise((r) => setTimeout(r, 10));
+      expect(producer.isConnected()).toBe(true);
+      expect(producer.state().refused).toBeNull();
+      await new Promise((r) => setTimeout(r, 50));
+      expect(created).toBe(2);
+    } finally {
+      await producer.close();
+    }
+  });
+});
