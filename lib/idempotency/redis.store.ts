@@ -1,3 +1,4 @@
+import { describeValue } from '../describe-value.js';
 import type { IdempotencyStore } from './store.js';
 
 /**
@@ -30,7 +31,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     this.prefix = options.prefix ?? 'babelqueue:idempotency:';
     this.ttlMs = options.ttlMs ?? 7 * 24 * 60 * 60 * 1000;
     if (!(Number.isInteger(this.ttlMs) && this.ttlMs > 0))
-      throw new TypeError(`ttlMs must be a positive whole number of ms, got ${String(options.ttlMs)}`);
+      throw new TypeError(`ttlMs must be a positive whole number of ms, got ${describeValue(options.ttlMs)}`);
   }
 
   async seen(id: string): Promise<boolean> {

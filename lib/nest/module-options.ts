@@ -7,6 +7,7 @@ import { parseTopic } from '../pulsar/websocket/index.js';
 import { checkIdempotencyOptions, type IdempotencyOptions } from '../idempotency/store.js';
 import { resolveTelemetry, type ResolvedTelemetry, type TelemetryOption } from '../otel/telemetry-options.js';
 import { resolveServerOptions, type BabelPulsarServerOptions } from './server-options.js';
+import { describeValue } from '../describe-value.js';
 
 /** How the module's BabelPulsarServer consumes (the server options, minus what the module supplies). */
 export interface BabelQueueConsumerOptions {
@@ -86,6 +87,11 @@ export interface BabelQueueModuleOptions {
    * `{ tracing: false }` or `{ metrics: false }` one of them.
    */
   telemetry?: TelemetryOption;
+  /**
+   * How long BabelPulsarClient's publish waits for the broker before it rejects with a PublishError naming the
+   * topic. Default 10000 ms; 0 = as long as the Pulsar client waits. Per call: `publish(urn, data, { timeoutMs })`.
+   */
+  publishTimeoutMs?: number;
 }
 
 /** A useClass / useExisting options factory for forRootAsync. */
@@ -112,6 +118,7 @@ export interface ResolvedModuleOptions {
   startupWarnings: { enabled: boolean; serverNotStartedAfterMs: number };
   /** Present when options.telemetry was given (the server has it too, in `server`). */
   telemetry?: ResolvedTelemetry;
+  publishTimeoutMs?: number;
 }
 
 export const HOOK_NAMES = ['onError', 'onUnknownUrn', 'onRoutingMismatch', 'onDeadLetter'] as const;
@@ -129,6 +136,7 @@ const MODULE_KEYS = [
   'idempotency',
   'startupWarnings',
   'telemetry',
+  'publishTimeoutMs',
 ] as const;
 const CONSUMER_KEYS = [
   'topics',
@@ -332,7 +340,7 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
   }
   if (consumer.retry !== undefined && consumer.retry !== 'republish' && consumer.retry !== 'nack') {
     throw new BabelQueueOptionsError(
-      `options.consumer.retry must be 'republish' or 'nack', got ${JSON.stringify(consumer.retry) ?? String(consumer.retry)}`,
+      `options.consumer.retry must be 'republish' or 'nack', got ${describeValue(consumer.retry)}`,
     );
   }
   if (consumer.deadLetter !== undefined && typeof consumer.deadLetter !== 'boolean') {
@@ -396,7 +404,7 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     (!Number.isInteger(consumer.receiverQueueSize) || (consumer.receiverQueueSize as number) < 0)
   ) {
     throw new BabelQueueOptionsError(
-      `options.consumer.receiverQueueSize must be an integer >= 0, got ${String(consumer.receiverQueueSize)}`,
+      `options.consumer.receiverQueueSize must be an integer >= 0, got ${describeValue(consumer.receiverQueueSize)}`,
     );
   }
   try {
@@ -406,10 +414,20 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     const message = (error as Error).message.replace(/^options\.(?!client)/, 'options.consumer.');
     throw new BabelQueueOptionsError(message, { cause: error });
   }
+  const { publishTimeoutMs } = options;
+  if (
+    publishTimeoutMs !== undefined &&
+    (typeof publishTimeoutMs !== 'number' || !Number.isInteger(publishTimeoutMs) || publishTimeoutMs < 0)
+  ) {
+    throw new BabelQueueOptionsError(
+      `options.publishTimeoutMs must be a whole number of ms >= 0 (0 = no time-out), got ${describeValue(publishTimeoutMs)}`,
+    );
+  }
   return {
     source,
     topic,
     server,
+    ...(publishTimeoutMs !== undefined && { publishTimeoutMs }),
     hooks: resolveHooks(options.hooks),
     startupWarnings: resolveStartupWarnings(options),
     ...(telemetry !== undefined && { telemetry }),
@@ -430,7 +448,7 @@ function resolveStartupWarnings({
   const after = startupWarnings.serverNotStartedAfterMs ?? DEFAULT_NOT_STARTED_AFTER_MS;
   if (!Number.isInteger(after) || after < 0) {
     throw new BabelQueueOptionsError(
-      `options.startupWarnings.serverNotStartedAfterMs must be a whole number of ms, got ${String(after)}`,
+      `options.startupWarnings.serverNotStartedAfterMs must be a whole number of ms, got ${describeValue(after)}`,
     );
   }
   return { enabled: true, serverNotStartedAfterMs: after };

@@ -197,6 +197,7 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
           ...(isProducerSource(pool) && { producers: pool }),
           ...(options.topic !== undefined && { topic: options.topic }),
           ...(options.telemetry !== undefined && { telemetry: options.telemetry }),
+          ...(options.publishTimeoutMs !== undefined && { publishTimeoutMs: options.publishTimeoutMs }),
         }),
     },
     {

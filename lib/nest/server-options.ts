@@ -2,6 +2,7 @@ import { checkRetryPolicy, type BabelQueueHooks, type ConsumerLogger, type Retry
 import type { IdempotencyOptions } from '../idempotency/store.js';
 import { resolveTelemetry, type ResolvedTelemetry, type TelemetryOption } from '../otel/telemetry-options.js';
 import type { PulsarClientLike, PulsarProducer, SubscriptionType } from '../pulsar/client-types.js';
+import { describeValue } from '../describe-value.js';
 
 /** Where retry and dead-letter producers come from when someone else owns them (the module does). */
 export interface ProducerSource {
@@ -96,7 +97,7 @@ const isProducer = (value: unknown): value is PulsarProducer =>
 function positiveInteger(name: string, value: number | undefined, fallback: number, min = 1): number {
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value < min) {
-    throw new RangeError(`${name} must be an integer >= ${min}, got ${String(value)}`);
+    throw new RangeError(`${name} must be an integer >= ${min}, got ${describeValue(value)}`);
   }
   return value;
 }
@@ -120,7 +121,7 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
   const subscriptionType = options.subscriptionType ?? 'Shared';
   if (!SUBSCRIPTION_TYPES.includes(subscriptionType)) {
     throw new TypeError(
-      `options.subscriptionType must be one of ${SUBSCRIPTION_TYPES.join(', ')}, got ${String(subscriptionType)}`,
+      `options.subscriptionType must be one of ${SUBSCRIPTION_TYPES.join(', ')}, got ${describeValue(subscriptionType)}`,
     );
   }
   const maxAttempts = positiveInteger('options.maxAttempts', options.maxAttempts, 3);
@@ -134,7 +135,7 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
       );
     }
   } else if (retry !== 'republish' && !isProducer(retry)) {
-    throw new TypeError(`options.retry must be 'republish', 'nack' or a producer, got ${String(retry)}`);
+    throw new TypeError(`options.retry must be 'republish', 'nack' or a producer, got ${describeValue(retry)}`);
   }
   if (isProducer(retry) && topics.length > 1) {
     throw new TypeError(
@@ -160,11 +161,11 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
     !['Latest', 'Earliest'].includes(options.subscriptionInitialPosition)
   ) {
     throw new TypeError(
-      `options.subscriptionInitialPosition must be 'Latest' or 'Earliest', got ${String(options.subscriptionInitialPosition)}`,
+      `options.subscriptionInitialPosition must be 'Latest' or 'Earliest', got ${describeValue(options.subscriptionInitialPosition)}`,
     );
   }
   if (options.name !== undefined && (typeof options.name !== 'string' || options.name.trim() === '')) {
-    throw new TypeError(`options.name must be a non-blank string, got ${String(options.name)}`);
+    throw new TypeError(`options.name must be a non-blank string, got ${describeValue(options.name)}`);
   }
   positiveInteger('options.nackRedeliverTimeoutMs', options.nackRedeliverTimeoutMs, 0, 0);
   for (const hook of ['onError', 'onUnknownUrn', 'onRoutingMismatch', 'onDeadLetter'] as const) {
