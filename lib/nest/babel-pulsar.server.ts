@@ -14,6 +14,7 @@ import { HandlerRoutes, type Binding, type Route } from './handler-routes.js';
 import type { BabelHandlerExtras } from './babel-handler.decorator.js';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
 import { failureCause } from './failure-capture.js';
+import { subscriptionLine } from './startup-lines.js';
 import { normalizeTopic } from '../pulsar/websocket/index.js';
 import { messageIdText } from '../pulsar/message-id.js';
 import { inProcessSpan, loadOpenTelemetry } from '../otel/tracing.js';
@@ -235,6 +236,8 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
       throw error;
     }
     this.running.forEach(({ consumer }) => consumer.start());
+    for (const binding of this.routes.subscribed())
+      this.consumerLogger().log(subscriptionLine(fullTopic(binding.topic), binding, this.settings.subscriptionType));
     this.setStatus('connected');
     this.statusTimer = setInterval(() => this.pollStatus(), STATUS_POLL_MS);
     this.statusTimer.unref();
@@ -383,7 +386,7 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
 
   /** A pattern from @EventPattern / @MessagePattern: it runs, but without what @BabelHandler adds. */
   private warnForeignPattern(pattern: string, isEventHandler: boolean): void {
-    if (this.foreignPatterns.has(pattern)) return;
+    if (this.options.startupWarnings === false || this.foreignPatterns.has(pattern)) return;
     this.foreignPatterns.add(pattern);
     this.logger.warn(
       `${isEventHandler ? '@EventPattern' : '@MessagePattern'}('${pattern}') is bound to BabelPulsarServer: use ` +
@@ -397,7 +400,7 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
 
   /** Several subscriptions of one topic and retry by re-publish: every subscription receives each retry copy. */
   private warnFanOut(bindings: readonly Binding[]): void {
-    if (this.options.retry === 'nack') return;
+    if (this.options.retry === 'nack' || this.options.startupWarnings === false) return;
     const byTopic = new Map<string, string[]>();
     for (const { topic, subscription } of bindings) {
       const key = fullTopic(topic);

@@ -183,6 +183,7 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
         new BabelPulsarServer({
           ...options.server,
           ...(name !== undefined && { name }),
+          ...(!options.startupWarnings.enabled && { startupWarnings: false }),
           client: handle.client,
           ...(isProducerSource(pool) && { producers: pool }),
           ...hooks.serverHooks(),

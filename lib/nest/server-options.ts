@@ -73,6 +73,11 @@ export interface BabelPulsarServerOptions extends BabelQueueHooks {
    * (`metrics`), both on by default. `false` or `{ tracing: false }` / `{ metrics: false }` turns them off.
    */
   telemetry?: TelemetryOption;
+  /**
+   * `false`: no start-up warnings about the wiring (a pattern of `@EventPattern` / `@MessagePattern` on this
+   * server, a topic consumed through several subscriptions). The module passes its `startupWarnings` option.
+   */
+  startupWarnings?: boolean;
 }
 
 export interface ResolvedServerOptions {
