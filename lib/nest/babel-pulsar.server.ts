@@ -15,6 +15,7 @@ import type { BabelHandlerExtras } from './babel-handler.decorator.js';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
 import { failureCause } from './failure-capture.js';
 import { subscriptionLine } from './startup-lines.js';
+import { BrokerWait } from './broker-wait.js';
 import { normalizeTopic } from '../pulsar/websocket/index.js';
 import { messageIdText } from '../pulsar/message-id.js';
 import { inProcessSpan, loadOpenTelemetry } from '../otel/tracing.js';
@@ -100,6 +101,8 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
   private readonly connections = new ConnectionWatch();
   private closing: Promise<void> | null = null;
   private metrics: ConsumerMetrics | undefined;
+  /** Retries the subscriptions while the broker did not answer at start (brokerAtStart: 'optional'). */
+  private brokerWait: BrokerWait | null = null;
 
   constructor(private readonly options: BabelPulsarServerOptions) {
     super();
@@ -226,15 +229,53 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
     // both signals switched off it is not imported at all.
     const { tracing, metrics } = this.settings.telemetry;
     if ((tracing || metrics) && (await loadOpenTelemetry()) && metrics) this.metrics ??= ConsumerMetrics.create();
+    this.warnFanOut(this.routes.subscribed());
+    try {
+      await this.subscribeAll();
+    } catch (error) {
+      if (this.settings.brokerAtStart === 'required') throw error;
+      this.brokerWait = this.waitForBroker(error);
+      return;
+    }
+    this.startConsuming();
+  }
+
+  /** Subscribes every binding; on a failure releases what was created and rejects. */
+  private async subscribeAll(): Promise<void> {
     try {
       const bindings = this.routes.subscribed();
-      this.warnFanOut(bindings);
       for (const binding of bindings) this.running.push(await this.startBinding(binding, bindings));
     } catch (error) {
       this.setStatus('disconnected');
       await this.releaseAll();
       throw error;
     }
+  }
+
+  /** Retries the subscriptions until the broker answers: one log line when waiting begins, one when connected. */
+  private waitForBroker(error: unknown): BrokerWait {
+    const log = this.consumerLogger();
+    const topics = this.settings.topics.map(fullTopic).join(', ');
+    return new BrokerWait(
+      {
+        attempt: async () => {
+          await this.subscribeAll();
+          this.startConsuming();
+        },
+        onWaiting: (first) =>
+          log.warn(
+            `the broker did not answer at start (${first.message}); the app runs without consuming ${topics} and ` +
+              'subscribes once the broker answers (health reports the consumers disconnected until then)',
+          ),
+        onConnected: (waitedMs) =>
+          log.log(`the broker answered after ${Math.round(waitedMs / 100) / 10} s: consuming ${topics}`),
+      },
+      error instanceof Error ? error : new Error(String(error)),
+    );
+  }
+
+  private startConsuming(): void {
+    if (this.closing) return;
     this.running.forEach(({ consumer }) => consumer.start());
     for (const binding of this.routes.subscribed())
       this.consumerLogger().log(subscriptionLine(fullTopic(binding.topic), binding, this.settings.subscriptionType));
@@ -469,6 +510,7 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
   }
 
   private async stop(): Promise<void> {
+    await this.brokerWait?.stop();
     if (this.statusTimer) clearInterval(this.statusTimer);
     this.statusTimer = null;
     await this.releaseAll();

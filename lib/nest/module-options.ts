@@ -92,6 +92,12 @@ export interface BabelQueueModuleOptions {
    * topic. Default 10000 ms; 0 = as long as the Pulsar client waits. Per call: `publish(urn, data, { timeoutMs })`.
    */
   publishTimeoutMs?: number;
+  /**
+   * `'required'` (default): the app fails to start when the broker does not answer. `'optional'`: the app starts
+   * anyway, health reports down, the consumers subscribe once the broker answers (one log line each way), and a
+   * publish meanwhile fails with a PublishError at the latest after `publishTimeoutMs`.
+   */
+  brokerAtStart?: 'required' | 'optional';
 }
 
 /** A useClass / useExisting options factory for forRootAsync. */
@@ -137,6 +143,7 @@ const MODULE_KEYS = [
   'startupWarnings',
   'telemetry',
   'publishTimeoutMs',
+  'brokerAtStart',
 ] as const;
 const CONSUMER_KEYS = [
   'topics',
@@ -398,6 +405,7 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     ...(options.logger !== undefined && { logger: options.logger }),
     ...(options.idempotency !== undefined && { idempotency: options.idempotency }),
     ...(telemetry !== undefined && { telemetry }),
+    ...(options.brokerAtStart !== undefined && { brokerAtStart: options.brokerAtStart }),
   };
   if (
     consumer.receiverQueueSize !== undefined &&
@@ -411,7 +419,7 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     // The server's own checks (types, ranges, nack vs subscription type), run now rather than at first use.
     resolveServerOptions({ ...server, client: stubClient });
   } catch (error) {
-    const message = (error as Error).message.replace(/^options\.(?!client)/, 'options.consumer.');
+    const message = (error as Error).message.replace(/^options\.(?!client|brokerAtStart)/, 'options.consumer.');
     throw new BabelQueueOptionsError(message, { cause: error });
   }
   const { publishTimeoutMs } = options;

@@ -78,6 +78,12 @@ export interface BabelPulsarServerOptions extends BabelQueueHooks {
    * server, a topic consumed through several subscriptions). The module passes its `startupWarnings` option.
    */
   startupWarnings?: boolean;
+  /**
+   * `'required'` (default): listen() fails when the broker does not answer. `'optional'`: the app starts anyway,
+   * the server reports `disconnected` (health down) and subscribes once the broker answers, logging one line
+   * when it starts waiting and one when it is connected.
+   */
+  brokerAtStart?: 'required' | 'optional';
 }
 
 export interface ResolvedServerOptions {
@@ -91,6 +97,7 @@ export interface ResolvedServerOptions {
   handlerTimeoutMs: number;
   retryPolicy?: RetryPolicy;
   telemetry: ResolvedTelemetry;
+  brokerAtStart: 'required' | 'optional';
 }
 
 const SUBSCRIPTION_TYPES: readonly SubscriptionType[] = ['Exclusive', 'Shared', 'KeyShared', 'Failover'];
@@ -178,7 +185,12 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
       throw new TypeError(`options.${hook} must be a function`);
   }
   const telemetry = resolveTelemetry(options.telemetry, 'options.telemetry');
+  const brokerAtStart = options.brokerAtStart ?? 'required';
+  if (brokerAtStart !== 'required' && brokerAtStart !== 'optional') {
+    throw new TypeError(`options.brokerAtStart must be 'required' or 'optional', got ${describeValue(brokerAtStart)}`);
+  }
   return {
+    brokerAtStart,
     topics,
     subscription,
     subscriptionType,

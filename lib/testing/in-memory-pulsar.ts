@@ -291,14 +291,25 @@ export class InMemoryPulsar implements PulsarClientLike {
   private readonly subscriptions = new Map<string, Subscription>();
   private readonly consumers = new Set<InMemoryConsumer>();
   private closed = false;
+  private down = false;
+
+  /**
+   * Simulates a broker that does not answer (`false`) or answers again (`true`): meanwhile new producers and
+   * subscriptions are refused and sends fail, as against a stopped broker. Messages already stored stay.
+   */
+  setAvailable(available: boolean): void {
+    this.down = !available;
+  }
 
   async createProducer(config: PulsarProducerConfig): Promise<PulsarProducer> {
     this.assertOpen();
+    this.assertUp(`create a producer on ${config.topic}`);
     return new InMemoryProducer(topicName(config.topic), this);
   }
 
   async subscribe(config: PulsarConsumerConfig): Promise<PulsarConsumer> {
     this.assertOpen();
+    this.assertUp(`subscribe to ${config.topic}`);
     const topic = topicName(config.topic);
     const key = `${topic}\u0000${config.subscription}`;
     let subscription = this.subscriptions.get(key);
@@ -356,6 +367,7 @@ export class InMemoryPulsar implements PulsarClientLike {
   /** @internal The producers' write: stores the message and hands a copy to every subscription of the topic. */
   store(topic: string, message: PulsarProducerMessage): MessageId {
     this.assertOpen();
+    this.assertUp(`send to ${topic}`);
     let log = this.topics.get(topic);
     if (!log) {
       log = { ledger: this.topics.size + 1, messages: [] };
@@ -394,6 +406,10 @@ export class InMemoryPulsar implements PulsarClientLike {
       redeliveryCount: 0,
       dueAt: this.clock.now() + Math.max(0, delay),
     };
+  }
+
+  private assertUp(what: string): void {
+    if (this.down) throw new Error(`Failed to ${what}: ConnectError (the in-memory broker is unavailable)`);
   }
 
   private assertOpen(): void {

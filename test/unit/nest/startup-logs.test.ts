@@ -16,7 +16,7 @@ class OrdersController {
   cancelled(): void {}
 
   @EventPattern('orders.legacy')
-  legacy(): void {}
+  legacy(_data: unknown): void {}
 }
 
 @Controller()
