@@ -1,7 +1,7 @@
 import { describeValue } from '../describe-value.js';
 /**
  * How long a retry copy waits on the broker before it is delivered again. Without a policy a retry is due
- * at once (Decision D3); with one, the copy carries Pulsar's delivery time and `bq-delay` (Decision D8).
+ * at once; with one, the copy carries Pulsar's delivery time and `bq-delay` (docs/contract.md#delays).
  */
 export interface RetryPolicy {
   /** `exponential`: initialDelayMs × 2^(retry − 1); `fixed`: initialDelayMs for every retry. */

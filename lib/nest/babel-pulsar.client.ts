@@ -528,7 +528,7 @@ function checkHeaders(headers: unknown): Record<string, string> {
         `header ${JSON.stringify(key)} must be a string (Pulsar properties are strings), got ${describe(value)}`,
       );
     }
-    // bq-delay mirrors the native delay (D8), so only the delay option sets it.
+    // bq-delay mirrors the native delay (docs/contract.md#delays), so only the delay option sets it.
     if (isBlankProperty(key) || isBlankProperty(value) || key === BQ.delay) continue;
     Object.defineProperty(kept, key, { value, enumerable: true, writable: true, configurable: true });
   }

@@ -386,7 +386,7 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
   }
   const server: ResolvedModuleOptions['server'] = {
     topics,
-    // Decision D11: the module dead-letters by default.
+    // The module dead-letters by default.
     deadLetter: typeof consumer.deadLetter === 'string' ? consumer.deadLetter.trim() : (consumer.deadLetter ?? true),
     ...(consumer.subscription !== undefined && { subscription: consumer.subscription }),
     ...(consumer.subscriptionType !== undefined && { subscriptionType: consumer.subscriptionType }),

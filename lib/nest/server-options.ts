@@ -16,7 +16,7 @@ export interface BabelPulsarServerOptions extends BabelQueueHooks {
    * with this name (undefined: those without a connection). The module sets it from `forRoot({ name })`.
    */
   name?: string;
-  /** Every handler skips a message whose `meta.id` was already handled (contract §4.2); see also @Idempotent. */
+  /** Every handler skips a message whose `meta.id` was already handled (docs/contract.md#idempotency); see also @Idempotent. */
   idempotency?: IdempotencyOptions;
   /** A native `pulsar-client` Client or a PulsarWebSocketClient. The server never closes it. */
   client: PulsarClientLike;

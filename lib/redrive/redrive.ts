@@ -16,7 +16,7 @@ const DEFAULT_IDLE_TIMEOUT_MS = 1000;
 const CLOCK_SKEW_MS = 5000;
 
 /**
- * Moves dead-letter records back to their queue (contract §4.4). Each record is acknowledged on the DLQ only after
+ * Moves dead-letter records back to their queue (docs/contract.md#redrive). Each record is acknowledged on the DLQ only after
  * its copy was published. Everything else — unparseable records, records the selector skips, a dry run, a failed
  * publish — is simply not acknowledged: it stays in the DLQ subscription's backlog byte for byte, with its message
  * id and position, for the next run. (Re-publishing it to the DLQ, as queue-based SDKs do, would change both.)
