@@ -15,7 +15,8 @@ export function readmeFormOf(source) {
     .join('\n')
     .replace(/'(\.\.\/)+lib\/index\.js'/g, "'@babelqueue/nestjs-pulsar'")
     .replace(/'(\.\.\/)+lib\/testing\/index\.js'/g, "'@babelqueue/nestjs-pulsar/testing'")
-    .replace(/'\.\/config\.js'/g, "'@nestjs/config'");
+    .replace(/'\.\/config\.js'/g, "'@nestjs/config'")
+    .replace(/'\.\/terminus\.js'/g, "'@nestjs/terminus'");
 }
 
 /** Every marked snippet: its source file and the code the README shows for it. */

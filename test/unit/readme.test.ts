@@ -101,6 +101,12 @@ describe('README snippets', () => {
       'export declare class ConfigService { get<T = string>(key: string, defaultValue?: T): T | undefined; getOrThrow<T = string>(key: string): T; }\n' +
         "export declare class ConfigModule { static forRoot(): import('@nestjs/common').DynamicModule; }\n",
     );
+    // Nor is @nestjs/terminus: the part of its surface the health snippet uses.
+    fs.writeFileSync(
+      path.join(work, 'nestjs-terminus.d.ts'),
+      'export declare class HealthCheckService { check(indicators: Array<() => unknown>): Promise<unknown>; }\n' +
+        'export declare function HealthCheck(): MethodDecorator;\n',
+    );
     fs.writeFileSync(
       path.join(work, 'tsconfig.json'),
       JSON.stringify({
@@ -113,6 +119,7 @@ describe('README snippets', () => {
             '@babelqueue/nestjs-pulsar': ['./dist/index.d.ts'],
             '@babelqueue/nestjs-pulsar/testing': ['./dist/testing/index.d.ts'],
             '@nestjs/config': ['./nestjs-config.d.ts'],
+            '@nestjs/terminus': ['./nestjs-terminus.d.ts'],
           },
         },
         include: ['src'],
