@@ -56,7 +56,9 @@ function pack(): string {
 
 /** A consumer project: installed once (keyed by its package.json), its sources and the packed package fresh. */
 function project(kind: string, manifest: object, files: Record<string, string>, tarball: string): string {
-  const key = createHash('sha256').update(JSON.stringify(manifest)).digest('hex').slice(0, 12);
+  // Keyed by this clone too: two clones on one machine (worktrees) must not write their sources and packed package
+  // into the same folder while the other one runs its tests there.
+  const key = createHash('sha256').update(JSON.stringify(manifest)).update(root).digest('hex').slice(0, 12);
   const dir = path.join(cacheRoot, 'consumers', `${kind}-${key}`);
   const installed = path.join(dir, 'node_modules', '.installed');
   if (!fs.existsSync(installed)) {
