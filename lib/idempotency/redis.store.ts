@@ -3,7 +3,7 @@ import type { IdempotencyStore } from './store.js';
 
 /**
  * The few Redis commands the store uses, as `ioredis` spells them. The library never imports a Redis client: pass
- * your own (`new Redis(url)` from ioredis fits as is; node-redis needs a three-line adapter, see the README).
+ * your own (`new Redis(url)` from ioredis fits as is; node-redis needs a three-line adapter, see docs/idempotency.md).
  */
 export interface RedisCommands {
   exists(key: string): Promise<number>;

@@ -73,10 +73,10 @@ export interface BabelQueueModuleOptions {
   hooks?: BabelQueueHooksOption;
   /** Logger of the server's consumers (defaults to a Nest Logger). */
   logger?: ConsumerLogger;
-  /** Every handler skips a message whose `meta.id` was already handled: `{ store }` (see README, Idempotency). */
+  /** Every handler skips a message whose `meta.id` was already handled: `{ store }` (docs/idempotency.md). */
   idempotency?: IdempotencyOptions;
   /**
-   * The warnings logged at start-up for wiring that would fail in silence (README "Warnings at start-up"):
+   * The warnings logged at start-up for wiring that would fail in silence (docs/configuration.md#warnings-at-start-up):
    * `true` (default), `false`, or `{ serverNotStartedAfterMs }` (default 5000): how long after the application
    * started a server with handlers may still be unstarted before it is reported.
    */
