@@ -1,11 +1,17 @@
 #!/usr/bin/env node
-// npm run readme: re-renders the README's code snippets from the test files they are copied from.
+// npm run readme: re-renders the code snippets of README.md and docs/*.md from the test files they are copied from.
 import fs from 'node:fs';
 import path from 'node:path';
-import { renderReadme, root } from './lib/readme-snippets.mjs';
+import { docFiles, renderReadme, root } from './lib/readme-snippets.mjs';
 
-const file = path.join(root, 'README.md');
-const before = fs.readFileSync(file, 'utf8');
-const after = renderReadme(before);
-fs.writeFileSync(file, after);
-console.log(before === after ? 'README snippets already up to date' : 'README snippets re-rendered');
+let changed = 0;
+for (const page of docFiles()) {
+  const file = path.join(root, page);
+  const before = fs.readFileSync(file, 'utf8');
+  const after = renderReadme(before);
+  if (before !== after) {
+    fs.writeFileSync(file, after);
+    changed += 1;
+  }
+}
+console.log(changed === 0 ? 'snippets already up to date' : `snippets re-rendered in ${changed} page(s)`);

@@ -26,7 +26,7 @@ export type Inspection =
     }
   | {
       kind: 'dispatch';
-      /** The URN that routes: bq-job when not blank, else the body's (Decision D6). */
+      /** The URN that routes: bq-job when not blank, else the body's (docs/contract.md#routing). */
       urn: string;
       /** The body's envelope, with `attempts` set to the reconciled value. */
       envelope: Envelope;
@@ -56,7 +56,7 @@ export interface SettlementPolicy {
   deadLetter: boolean;
   /** Epoch ms used for failed_at and for the retry copy's delivery time. */
   now: number;
-  /** Spacing of retries by re-publish; absent = a retry is due at once (Decision D3). */
+  /** Spacing of retries by re-publish; absent = a retry is due at once (docs/contract.md#retries). */
   retryPolicy?: RetryPolicy;
   /** A number in [0, 1) drawn by the caller for the policy's jitter (keeps the decision pure). */
   jitterSample?: number;

@@ -6,7 +6,7 @@ export type FailureOutcome =
   | { kind: 'nack' }
   | { kind: 'dead-lettered'; nonRetriable: boolean }
   | { kind: 'dropped'; nonRetriable: boolean }
-  /** The retry copy or dead-letter record could not be written; the original comes back (Decision D7). */
+  /** The retry copy or dead-letter record could not be written; the original comes back (docs/contract.md#settlement). */
   | { kind: 'not-written' };
 
 export interface FailureFacts {

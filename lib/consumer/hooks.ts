@@ -11,7 +11,7 @@ export interface DeadLetterWrite {
 
 /**
  * Callbacks around settlement. None of them can stop or crash the consumer: whatever they throw is
- * caught and logged, except `onUnknownUrn`, whose failure counts as an `unknown_urn` failure (D7).
+ * caught and logged, except `onUnknownUrn`, whose failure counts as an `unknown_urn` failure (docs/contract.md#settlement).
  */
 export interface BabelQueueHooks {
   /** A message could not be handled: gate rejection (empty envelope), poison, unknown URN, handler or write failure. */
@@ -55,7 +55,7 @@ export function callHookSafely(logger: ConsumerLogger, name: string, run: () => 
 }
 
 /**
- * An Error for hooks and logs that must receive one. A thrown non-Error keeps its message as Decision D2
+ * An Error for hooks and logs that must receive one. A thrown non-Error keeps its message as a dead-letter record
  * reads it (empty for `undefined`/`null`) and the value itself as `cause`, so nothing about it is lost.
  */
 export function asError(value: unknown): Error {

@@ -4,7 +4,7 @@ import type { InboundMessage, Inspection } from './decision-types.js';
 
 /**
  * Classifies a delivery before any handler runs (pure): the bq-schema-version gate first, without
- * touching the body (Decision D5), then decode and validation (poison), then routing (Decision D6).
+ * touching the body (docs/contract.md#the-schema-version-gate), then decode and validation (poison), then routing (docs/contract.md#routing).
  */
 export function inspect(message: InboundMessage): Inspection {
   const gateValue = message.properties[BQ.schemaVersion];

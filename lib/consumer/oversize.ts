@@ -3,7 +3,7 @@ import type { OutboundCopy } from './decision-types.js';
 
 /**
  * A write the broker or client refused because of its size. Permanent: the same bytes are refused every
- * time, so retrying it would loop forever (issue 12, defect 1).
+ * time, so retrying it would loop forever.
  */
 export function isTooBig(error: unknown): boolean {
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
@@ -38,7 +38,7 @@ function omittedProperties(original: OmittedBody): Record<string, string> {
  * The dead-letter record written when the full one is too big (pure). A failure record stays a valid
  * envelope: `job`, `trace_id`, `meta` and `attempts` kept, `data` emptied to `{}`, unknown root keys left
  * out, and the `dead_letter` block (additional keys are allowed there) says `body_omitted`, the original
- * size and message id. A poison record (Decision D1 keeps the bytes) is written with an empty payload.
+ * size and message id. A poison record (which keeps the original bytes) is written with an empty payload.
  * The properties are the full record's plus the `bq-dead-letter-body-omitted` trio.
  */
 export function bodyOmittedRecord(

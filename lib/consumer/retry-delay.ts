@@ -1,6 +1,7 @@
+import { describeValue } from '../describe-value.js';
 /**
  * How long a retry copy waits on the broker before it is delivered again. Without a policy a retry is due
- * at once (Decision D3); with one, the copy carries Pulsar's delivery time and `bq-delay` (Decision D8).
+ * at once; with one, the copy carries Pulsar's delivery time and `bq-delay` (docs/contract.md#delays).
  */
 export interface RetryPolicy {
   /** `exponential`: initialDelayMs × 2^(retry − 1); `fixed`: initialDelayMs for every retry. */
@@ -48,17 +49,17 @@ export function checkRetryPolicy(policy: unknown, where: string): RetryPolicy | 
     );
   }
   if (backoff !== 'exponential' && backoff !== 'fixed') {
-    throw new TypeError(`${where}.backoff must be 'exponential' or 'fixed', got ${String(backoff)}`);
+    throw new TypeError(`${where}.backoff must be 'exponential' or 'fixed', got ${describeValue(backoff)}`);
   }
   const wholeMs = (name: string, value: unknown, min: number): void => {
     if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-      throw new RangeError(`${where}.${name} must be a whole number of ms >= ${min}, got ${String(value)}`);
+      throw new RangeError(`${where}.${name} must be a whole number of ms >= ${min}, got ${describeValue(value)}`);
     }
   };
   wholeMs('initialDelayMs', initialDelayMs, 1);
   if (maxDelayMs !== undefined) wholeMs('maxDelayMs', maxDelayMs, initialDelayMs as number);
   if (jitter !== undefined && !(typeof jitter === 'number' && jitter >= 0 && jitter <= 1)) {
-    throw new RangeError(`${where}.jitter must be a fraction from 0 to 1, got ${String(jitter)}`);
+    throw new RangeError(`${where}.jitter must be a fraction from 0 to 1, got ${describeValue(jitter)}`);
   }
   return policy as RetryPolicy;
 }

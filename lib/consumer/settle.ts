@@ -11,7 +11,7 @@ import type {
 } from './decision-types.js';
 
 /**
- * Decides how a delivery is settled (pure): contract §3.9 with Decisions D1–D7.
+ * Decides how a delivery is settled (pure): the rules of docs/contract.md (retries, dead-letter records, settlement).
  * `outcome` is ignored for gate-rejected and poison deliveries, which never reach a handler.
  */
 export function decideSettlement(
@@ -49,7 +49,7 @@ function settlePoison(
 ): Settlement {
   const attempt = countedAttempt(inspection.attempts);
   if (policy.deadLetter) {
-    // Decision D1: the original bytes, unchanged, with the reason carried in properties.
+    // A poison record: the original bytes, unchanged, with the reason carried in properties.
     const record: OutboundCopy = {
       data: message.payload,
       properties: {
@@ -67,7 +67,7 @@ function settlePoison(
   }
   const why = `poison message (${inspection.reason})`;
   if (attempt < policy.maxAttempts) {
-    // Decision D3: a poison body cannot be re-encoded, so the copy is its original bytes.
+    // A poison body cannot be re-encoded, so the copy is its original bytes.
     return retry(message.payload, withAttemptsProperty(message.properties, attempt), attempt, policy, why);
   }
   return { action: 'drop', warning: exhausted(why, attempt, policy), attempt };
@@ -134,7 +134,7 @@ function retry(
   // Retry n follows the n-th counted attempt.
   const delayMs = retryDelayMs(policy.retryPolicy, attempt, policy.jitterSample);
   if (delayMs <= 0) return { action: 'retry', copy: { data, properties }, attempt, delayMs: 0 };
-  // Decision D8: a delayed publish sets the absolute delivery time and mirrors the delay in bq-delay.
+  // A delayed publish (docs/contract.md#delays) sets the absolute delivery time and mirrors the delay in bq-delay.
   const delayed = { ...properties, [BQ.delay]: String(delayMs) };
   return { action: 'retry', copy: { data, properties: delayed, deliverAt: policy.now + delayMs }, attempt, delayMs };
 }

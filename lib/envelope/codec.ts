@@ -26,7 +26,7 @@ export const FORBIDDEN_KEY_POINTERS: readonly string[] = [
   ...[...FORBIDDEN_META].map((k) => `/meta/${k}`),
 ];
 
-/** Canonical root order (contract §1.1); forbidden keys left out at the root and in meta. */
+/** Canonical root order (docs/contract.md#the-envelope); forbidden keys left out at the root and in meta. */
 const ENVELOPE_SHAPE: ObjectShape = {
   first: ['job', 'trace_id', 'data', 'meta', 'attempts', 'dead_letter'],
   skip: FORBIDDEN_ROOT,
@@ -52,7 +52,7 @@ function jsonKind(v: unknown): string {
   return `a JSON ${typeof v}`;
 }
 
-/** True when `job` does not name the message, so the `urn` alias may (CORE: falsy job; D6: blank job). */
+/** True when `job` does not name the message, so the `urn` alias may (a falsy or blank job). */
 const jobFallsBack = (job: unknown): boolean => !job || (typeof job === 'string' && isBlank(job));
 
 function make(urn: string, data?: Obj, options: MakeOptions = {}): Envelope {
@@ -167,7 +167,7 @@ function urn(envelope: unknown): string {
   return '';
 }
 
-/** null when accepted; otherwise the first §1.4 rule that fails, in the order the core checks them. */
+/** null when accepted; otherwise the first validation rule that fails, in the order the core checks them. */
 function rejection(envelope: unknown): string | null {
   if (!isObject(envelope)) return `the envelope must be an object, got ${describe(envelope)}`;
   if (urn(envelope) === '') return "the envelope has no URN: 'job' (or its 'urn' alias) must be a non-empty string";

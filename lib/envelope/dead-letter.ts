@@ -25,7 +25,7 @@ export interface DeadLetterPropertiesInput {
 export const DEAD_LETTER_LANG = 'node';
 
 /**
- * Message of a thrown value (Decision D2): an Error-like `message`, a thrown string as is, a plain object as
+ * Message of a thrown value, as a dead-letter record reports it: an Error-like `message`, a thrown string as is, a plain object as
  * its JSON text (so `throw {code: 42}` keeps its fields), any other value as String(value); null for none.
  */
 export function errorMessage(error: unknown): string | null {
@@ -53,7 +53,7 @@ export function errorName(error: unknown): string | null {
 }
 
 /**
- * Decision D2: a copy of the envelope with `attempts` = the counted attempt and the `dead_letter`
+ * The dead-letter record (docs/contract.md#dead-letter-records): a copy of the envelope with `attempts` = the counted attempt and the `dead_letter`
  * block (keys in the emitted order). Everything else, unknown keys and exact numbers included,
  * is carried unchanged; an earlier `dead_letter` is replaced.
  */
@@ -79,7 +79,7 @@ export function deadLetterRecord(envelope: Envelope, input: DeadLetterRecordInpu
   return copy;
 }
 
-/** The `bq-dead-letter-*` properties of Decisions D1/D2 (an empty error message is left out). */
+/** The `bq-dead-letter-*` properties of every dead-letter record (an empty error message is left out). */
 export function deadLetterProperties(input: DeadLetterPropertiesInput): Record<string, string> {
   const properties: Record<string, string> = { 'bq-dead-letter-reason': input.reason };
   const message = errorMessage(input.error);

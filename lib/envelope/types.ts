@@ -8,7 +8,7 @@ export interface EnvelopeMeta {
   [key: string]: unknown;
 }
 
-/** The additive block of a dead-lettered record (contract §2, Decision D2). */
+/** The additive block of a dead-lettered record (docs/contract.md#dead-letter-records). */
 export interface DeadLetterBlock {
   reason: 'failed' | 'unknown_urn' | 'poison';
   error: string | null;

@@ -14,7 +14,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const babel = context.switchToRpc().getContext<unknown>();
     if (!(babel instanceof BabelContext)) return next.handle(); // not a BabelQueue message
     const id: unknown = babel.getEnvelope().meta?.id;
-    if (typeof id !== 'string' || id === '') return next.handle(); // fail open (contract §4.2)
+    if (typeof id !== 'string' || id === '') return next.handle(); // fail open (docs/contract.md#idempotency)
     return from(Promise.resolve(this.store.seen(id))).pipe(
       mergeMap((seen) =>
         seen

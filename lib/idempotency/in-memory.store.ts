@@ -1,3 +1,4 @@
+import { describeValue } from '../describe-value.js';
 import type { IdempotencyStore } from './store.js';
 
 export interface InMemoryIdempotencyStoreOptions {
@@ -25,9 +26,9 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     this.ttlMs = options.ttlMs ?? 24 * 60 * 60 * 1000;
     this.now = options.now ?? Date.now;
     if (!(Number.isInteger(this.maxEntries) && this.maxEntries > 0))
-      throw new TypeError(`maxEntries must be a positive whole number, got ${String(options.maxEntries)}`);
+      throw new TypeError(`maxEntries must be a positive whole number, got ${describeValue(options.maxEntries)}`);
     if (!(Number.isFinite(this.ttlMs) && this.ttlMs > 0))
-      throw new TypeError(`ttlMs must be a positive number of ms, got ${String(options.ttlMs)}`);
+      throw new TypeError(`ttlMs must be a positive number of ms, got ${describeValue(options.ttlMs)}`);
   }
 
   get size(): number {

@@ -1,8 +1,9 @@
+import { describeValue } from '../describe-value.js';
 import type { IdempotencyStore } from './store.js';
 
 /**
  * The few Redis commands the store uses, as `ioredis` spells them. The library never imports a Redis client: pass
- * your own (`new Redis(url)` from ioredis fits as is; node-redis needs a three-line adapter, see the README).
+ * your own (`new Redis(url)` from ioredis fits as is; node-redis needs a three-line adapter, see docs/idempotency.md).
  */
 export interface RedisCommands {
   exists(key: string): Promise<number>;
@@ -30,7 +31,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     this.prefix = options.prefix ?? 'babelqueue:idempotency:';
     this.ttlMs = options.ttlMs ?? 7 * 24 * 60 * 60 * 1000;
     if (!(Number.isInteger(this.ttlMs) && this.ttlMs > 0))
-      throw new TypeError(`ttlMs must be a positive whole number of ms, got ${String(options.ttlMs)}`);
+      throw new TypeError(`ttlMs must be a positive whole number of ms, got ${describeValue(options.ttlMs)}`);
   }
 
   async seen(id: string): Promise<boolean> {

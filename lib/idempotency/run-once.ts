@@ -4,7 +4,7 @@ import type { IdempotencyStore } from './store.js';
 export type RunOnceOutcome = 'ran' | 'duplicate';
 
 /**
- * Runs `handler` unless `id` was already handled (contract §4.2): a duplicate returns without running it (the
+ * Runs `handler` unless `id` was already handled (docs/contract.md#idempotency): a duplicate returns without running it (the
  * transport then acknowledges it); a failure leaves the id unmarked, so a retry or a redrive runs it again; an
  * empty id runs every time (fail open). Not a lock: two copies delivered at the same moment may both run.
  */

@@ -1,5 +1,5 @@
 /**
- * Where handled message ids (`meta.id`) are remembered (contract §4.2). Methods may be sync or async.
+ * Where handled message ids (`meta.id`) are remembered (docs/contract.md#idempotency). Methods may be sync or async.
  * `seen` is asked before the handler runs, `remember` only after it succeeded, `forget` lets an id run again.
  */
 export interface IdempotencyStore {

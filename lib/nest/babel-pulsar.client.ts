@@ -1,4 +1,4 @@
-import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { ClientProxy, type ReadPacket, type WritePacket } from '@nestjs/microservices';
 import { EventEmitter } from 'node:events';
 import { Observable, throwError } from 'rxjs';
@@ -41,7 +41,15 @@ export interface BabelPulsarClientOptions {
    * symmetry with the server; the client records none.)
    */
   telemetry?: TelemetryOption;
+  /**
+   * How long a publish waits for the broker (client creation, producer and send) before it rejects with a
+   * PublishError naming the topic. Default 10000 ms; per call: `publish(urn, data, { timeoutMs })`.
+   */
+  publishTimeoutMs?: number;
 }
+
+/** The default of `publishTimeoutMs`: long enough for a broker that is busy, short enough for one that is down. */
+export const DEFAULT_PUBLISH_TIMEOUT_MS = 10_000;
 
 export interface PublishOptions {
   /** Topic to publish to; defaults to the client's topic. `meta.queue` is its bare name. */
@@ -67,6 +75,8 @@ export interface PublishOptions {
   orderingKey?: string;
   /** Extra Pulsar properties (e.g. `traceparent`). Blank keys or values are dropped; the `bq-*` properties win. */
   headers?: Record<string, string | undefined>;
+  /** How long this publish waits for the broker; default the client's `publishTimeoutMs` (10000 ms). */
+  timeoutMs?: number;
 }
 
 export type BabelClientStatus = 'connected' | 'disconnected' | 'closed';
@@ -126,6 +136,10 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
   private readonly events = new EventEmitter();
   private readonly defaultTopic: string | undefined;
   private readonly tracing: boolean;
+  private readonly publishTimeoutMs: number;
+  private readonly logger = new Logger(BabelPulsarClient.name);
+  /** Failures already raised on the `error` event (emit() must not raise one twice). */
+  private readonly reported = new WeakSet<object>();
   private client: PulsarClientLike | undefined;
   private connecting: Promise<PulsarClientLike> | null = null;
   private ownPool: BabelProducerPool | undefined;
@@ -160,6 +174,10 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     } catch (error) {
       throw new BabelQueueError((error as Error).message);
     }
+    this.publishTimeoutMs =
+      options.publishTimeoutMs === undefined
+        ? DEFAULT_PUBLISH_TIMEOUT_MS
+        : checkTimeout(options.publishTimeoutMs, 'options.publishTimeoutMs');
     this.client = client;
     this.events.on('error', () => undefined); // an 'error' without listeners must not throw
     this.initializeSerializer({});
@@ -247,7 +265,24 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     return this.ownPool?.describe() ?? [];
   }
 
-  /** emit(urn, data): publishes to the default topic; the Observable emits the message id and completes. */
+  /**
+   * emit(urn, data): publishes to the default topic; the Observable emits the message id and completes. Nobody
+   * may subscribe to it, so a failure (bad data, no producer, a refused send) is also logged once and raised on
+   * the `error` event.
+   */
+  override emit<TResult = string, TInput = unknown>(pattern: unknown, data: TInput): Observable<TResult> {
+    const source = super.emit<TResult, TInput>(pattern, data);
+    source.subscribe({
+      error: (error: unknown) => {
+        const failure = error instanceof Error ? error : new BabelQueueError(String(error));
+        this.logger.error(`emit(${JSON.stringify(pattern) ?? String(pattern)}) failed: ${failure.message}`);
+        this.raise(failure);
+      },
+    });
+    return source;
+  }
+
+  /** The packet emit() hands over (after connect()). */
   protected async dispatchEvent<T = string>(packet: ReadPacket): Promise<T> {
     const { pattern, data } = packet;
     if (typeof pattern !== 'string') {
@@ -277,17 +312,21 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
       throw error;
     }
     const { topic, message, id } = prepared;
+    const timeoutMs =
+      options.timeoutMs === undefined ? this.publishTimeoutMs : checkTimeout(options.timeoutMs, 'options.timeoutMs');
     try {
-      await this.ensureClient();
-      const producer = await this.producers().producerFor(topic);
-      try {
-        await producer.send(message);
-      } catch (error) {
-        // The id travels with the error: a retry with { id } cannot create a second message.
-        const failure = new PublishError(error, id, topic);
-        this.events.emit('error', failure);
-        throw failure;
-      }
+      await this.withinTimeout(topic, id, timeoutMs, async () => {
+        await this.ensureClient();
+        const producer = await this.producers().producerFor(topic);
+        try {
+          await producer.send(message);
+        } catch (error) {
+          // The id travels with the error: a retry with { id } cannot create a second message.
+          const failure = new PublishError(error, id, topic);
+          this.raise(failure);
+          throw failure;
+        }
+      });
     } catch (error) {
       trace?.end(id, error);
       throw error;
@@ -295,6 +334,39 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     trace?.end(id);
     this.setStatus('connected');
     return id;
+  }
+
+  /** Runs the broker side of a publish; past `timeoutMs` it rejects with a PublishError saying what to check. */
+  private async withinTimeout(topic: string, id: string, timeoutMs: number, work: () => Promise<void>): Promise<void> {
+    if (timeoutMs === 0) return work();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        const where = this.options.serviceUrl === undefined ? '' : ` at ${this.options.serviceUrl}`;
+        const cause = new BabelQueueError(
+          `publish to ${topic} got no answer from the broker within ${timeoutMs} ms (TimeOut): is the broker running ` +
+            `and reachable${where}, may this client produce to the topic, and does its namespace exist? ` +
+            '(publishTimeoutMs / publish(..., { timeoutMs }) sets the wait)',
+        );
+        const failure = new PublishError(cause, id, topic);
+        this.raise(failure);
+        reject(failure);
+      }, timeoutMs);
+      timer.unref?.();
+    });
+    const running = work();
+    running.catch(() => undefined); // a late failure after the time-out was already reported
+    try {
+      await Promise.race([running, timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private raise(failure: Error): void {
+    if (this.reported.has(failure)) return;
+    this.reported.add(failure);
+    this.events.emit('error', failure);
   }
 
   /** Everything that can be checked before anything is sent. */
@@ -424,7 +496,17 @@ function checkTopic(topic: unknown, name: string): string {
   return topic.trim();
 }
 
-/** Decision D8: whole milliseconds, rounded up so that any positive delay delays. */
+/** A time-out in whole ms; 0 = wait as long as the Pulsar client does. */
+function checkTimeout(value: unknown, name: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    throw new BabelQueueError(
+      `${name} must be a whole number of milliseconds >= 0 (0 = no time-out), got ${describe(value)}`,
+    );
+  }
+  return value;
+}
+
+/** Whole milliseconds, rounded up so that any positive delay delays. */
 function checkDelay(delay: unknown): number {
   if (delay === undefined) return 0;
   if (typeof delay !== 'number' || !Number.isFinite(delay) || delay < 0) {
@@ -446,7 +528,7 @@ function checkHeaders(headers: unknown): Record<string, string> {
         `header ${JSON.stringify(key)} must be a string (Pulsar properties are strings), got ${describe(value)}`,
       );
     }
-    // bq-delay mirrors the native delay (D8), so only the delay option sets it.
+    // bq-delay mirrors the native delay (docs/contract.md#delays), so only the delay option sets it.
     if (isBlankProperty(key) || isBlankProperty(value) || key === BQ.delay) continue;
     Object.defineProperty(kept, key, { value, enumerable: true, writable: true, configurable: true });
   }

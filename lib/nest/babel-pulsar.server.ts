@@ -16,6 +16,8 @@ import type { BabelHandlerExtras } from './babel-handler.decorator.js';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
 import { failureOf, unrelayedFailureOf } from './failure-classify.js';
 import { ATTACH_RELAY, type BabelFailureRelay, type RelayTarget } from './failure-relay.js';
+import { subscriptionLine } from './startup-lines.js';
+import { BrokerWait } from './broker-wait.js';
 import { normalizeTopic } from '../pulsar/websocket/index.js';
 import { messageIdText } from '../pulsar/message-id.js';
 import { inProcessSpan, loadOpenTelemetry, openTelemetry, tracingObserved } from '../otel/tracing.js';
@@ -107,6 +109,8 @@ export class BabelPulsarServer
   private readonly connections = new ConnectionWatch();
   private closing: Promise<void> | null = null;
   private metrics: ConsumerMetrics | undefined;
+  /** Retries the subscriptions while the broker did not answer at start (brokerAtStart: 'optional'). */
+  private brokerWait: BrokerWait | null = null;
 
   constructor(private readonly options: BabelPulsarServerOptions) {
     super();
@@ -239,17 +243,57 @@ export class BabelPulsarServer
     // both signals switched off it is not imported at all.
     const { tracing, metrics } = this.settings.telemetry;
     if ((tracing || metrics) && (await loadOpenTelemetry()) && metrics) this.metrics ??= ConsumerMetrics.create();
+    this.warnFanOut(this.routes.subscribed());
+    this.planDirectCalls(this.routes.subscribed());
+    try {
+      await this.subscribeAll();
+    } catch (error) {
+      if (this.settings.brokerAtStart === 'required') throw error;
+      this.brokerWait = this.waitForBroker(error);
+      return;
+    }
+    this.startConsuming();
+  }
+
+  /** Subscribes every binding; on a failure releases what was created and rejects. */
+  private async subscribeAll(): Promise<void> {
     try {
       const bindings = this.routes.subscribed();
-      this.planDirectCalls(bindings);
-      this.warnFanOut(bindings);
       for (const binding of bindings) this.running.push(await this.startBinding(binding, bindings));
     } catch (error) {
       this.setStatus('disconnected');
       await this.releaseAll();
       throw error;
     }
+  }
+
+  /** Retries the subscriptions until the broker answers: one log line when waiting begins, one when connected. */
+  private waitForBroker(error: unknown): BrokerWait {
+    const log = this.consumerLogger();
+    const topics = this.settings.topics.map(fullTopic).join(', ');
+    return new BrokerWait(
+      {
+        attempt: async () => {
+          await this.subscribeAll();
+          this.startConsuming();
+        },
+        onWaiting: (first) =>
+          log.warn(
+            `the broker did not answer at start (${first.message}); the app runs without consuming ${topics} and ` +
+              'subscribes once the broker answers (health reports the consumers disconnected until then)',
+          ),
+        onConnected: (waitedMs) =>
+          log.log(`the broker answered after ${Math.round(waitedMs / 100) / 10} s: consuming ${topics}`),
+      },
+      error instanceof Error ? error : new Error(String(error)),
+    );
+  }
+
+  private startConsuming(): void {
+    if (this.closing) return;
     this.running.forEach(({ consumer }) => consumer.start());
+    for (const binding of this.routes.subscribed())
+      this.consumerLogger().log(subscriptionLine(fullTopic(binding.topic), binding, this.settings.subscriptionType));
     this.setStatus('connected');
     this.statusTimer = setInterval(() => this.pollStatus(), STATUS_POLL_MS);
     this.statusTimer.unref();
@@ -439,7 +483,7 @@ export class BabelPulsarServer
 
   /** A pattern from @EventPattern / @MessagePattern: it runs, but without what @BabelHandler adds. */
   private warnForeignPattern(pattern: string, isEventHandler: boolean): void {
-    if (this.foreignPatterns.has(pattern)) return;
+    if (this.options.startupWarnings === false || this.foreignPatterns.has(pattern)) return;
     this.foreignPatterns.add(pattern);
     this.logger.warn(
       `${isEventHandler ? '@EventPattern' : '@MessagePattern'}('${pattern}') is bound to BabelPulsarServer: use ` +
@@ -453,7 +497,7 @@ export class BabelPulsarServer
 
   /** Several subscriptions of one topic and retry by re-publish: every subscription receives each retry copy. */
   private warnFanOut(bindings: readonly Binding[]): void {
-    if (this.options.retry === 'nack') return;
+    if (this.options.retry === 'nack' || this.options.startupWarnings === false) return;
     const byTopic = new Map<string, string[]>();
     for (const { topic, subscription } of bindings) {
       const key = fullTopic(topic);
@@ -522,6 +566,7 @@ export class BabelPulsarServer
   }
 
   private async stop(): Promise<void> {
+    await this.brokerWait?.stop();
     if (this.statusTimer) clearInterval(this.statusTimer);
     this.statusTimer = null;
     await this.releaseAll();

@@ -4,7 +4,7 @@ export type ConnectionChange =
 
 /**
  * Remembers, per topic, since when a consumer is disconnected, so that each outage is reported exactly twice:
- * once when it starts and once when it ends, with how long it lasted (issue 12, defect 5).
+ * once when it starts and once when it ends, with how long it lasted.
  */
 export class ConnectionWatch {
   private readonly downSince = new Map<string, number>();

@@ -2,6 +2,7 @@ import { ConfigurableModuleBuilder } from '@nestjs/common';
 import type { BabelQueueModuleOptions } from './module-options.js';
 import { BabelQueueOptionsError } from './module-options.js';
 import { babelQueueExports, babelQueueProviders } from './module-providers.js';
+import { describeValue } from '../describe-value.js';
 
 /** DI token of the options exactly as given to forRoot / returned by the forRootAsync factory. */
 export const BABEL_QUEUE_OPTIONS = Symbol('BABEL_QUEUE_OPTIONS');
@@ -20,7 +21,7 @@ export interface BabelQueueModuleExtras {
 function registrationName(name: unknown): string | undefined {
   if (name === undefined) return undefined;
   if (typeof name !== 'string' || name.trim() === '')
-    throw new BabelQueueOptionsError(`name must be a non-blank string such as 'billing', got ${String(name)}`);
+    throw new BabelQueueOptionsError(`name must be a non-blank string such as 'billing', got ${describeValue(name)}`);
   return name.trim();
 }
 

@@ -7,6 +7,7 @@ import { parseTopic } from '../pulsar/websocket/index.js';
 import { checkIdempotencyOptions, type IdempotencyOptions } from '../idempotency/store.js';
 import { resolveTelemetry, type ResolvedTelemetry, type TelemetryOption } from '../otel/telemetry-options.js';
 import { resolveServerOptions, type BabelPulsarServerOptions } from './server-options.js';
+import { describeValue } from '../describe-value.js';
 
 /** How the module's BabelPulsarServer consumes (the server options, minus what the module supplies). */
 export interface BabelQueueConsumerOptions {
@@ -74,10 +75,10 @@ export interface BabelQueueModuleOptions {
   hooks?: BabelQueueHooksOption;
   /** Logger of the server's consumers (defaults to a Nest Logger). */
   logger?: ConsumerLogger;
-  /** Every handler skips a message whose `meta.id` was already handled: `{ store }` (see README, Idempotency). */
+  /** Every handler skips a message whose `meta.id` was already handled: `{ store }` (docs/idempotency.md). */
   idempotency?: IdempotencyOptions;
   /**
-   * The warnings logged at start-up for wiring that would fail in silence (README "Warnings at start-up"):
+   * The warnings logged at start-up for wiring that would fail in silence (docs/configuration.md#warnings-at-start-up):
    * `true` (default), `false`, or `{ serverNotStartedAfterMs }` (default 5000): how long after the application
    * started a server with handlers may still be unstarted before it is reported.
    */
@@ -88,6 +89,17 @@ export interface BabelQueueModuleOptions {
    * `{ tracing: false }` or `{ metrics: false }` one of them.
    */
   telemetry?: TelemetryOption;
+  /**
+   * How long BabelPulsarClient's publish waits for the broker before it rejects with a PublishError naming the
+   * topic. Default 10000 ms; 0 = as long as the Pulsar client waits. Per call: `publish(urn, data, { timeoutMs })`.
+   */
+  publishTimeoutMs?: number;
+  /**
+   * `'required'` (default): the app fails to start when the broker does not answer. `'optional'`: the app starts
+   * anyway, health reports down, the consumers subscribe once the broker answers (one log line each way), and a
+   * publish meanwhile fails with a PublishError at the latest after `publishTimeoutMs`.
+   */
+  brokerAtStart?: 'required' | 'optional';
 }
 
 /** A useClass / useExisting options factory for forRootAsync. */
@@ -114,6 +126,7 @@ export interface ResolvedModuleOptions {
   startupWarnings: { enabled: boolean; serverNotStartedAfterMs: number };
   /** Present when options.telemetry was given (the server has it too, in `server`). */
   telemetry?: ResolvedTelemetry;
+  publishTimeoutMs?: number;
 }
 
 export const HOOK_NAMES = ['onError', 'onUnknownUrn', 'onRoutingMismatch', 'onDeadLetter'] as const;
@@ -131,6 +144,8 @@ const MODULE_KEYS = [
   'idempotency',
   'startupWarnings',
   'telemetry',
+  'publishTimeoutMs',
+  'brokerAtStart',
 ] as const;
 const CONSUMER_KEYS = [
   'topics',
@@ -335,7 +350,7 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
   }
   if (consumer.retry !== undefined && consumer.retry !== 'republish' && consumer.retry !== 'nack') {
     throw new BabelQueueOptionsError(
-      `options.consumer.retry must be 'republish' or 'nack', got ${JSON.stringify(consumer.retry) ?? String(consumer.retry)}`,
+      `options.consumer.retry must be 'republish' or 'nack', got ${describeValue(consumer.retry)}`,
     );
   }
   if (consumer.deadLetter !== undefined && typeof consumer.deadLetter !== 'boolean') {
@@ -374,7 +389,7 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
   }
   const server: ResolvedModuleOptions['server'] = {
     topics,
-    // Decision D11: the module dead-letters by default.
+    // The module dead-letters by default.
     deadLetter: typeof consumer.deadLetter === 'string' ? consumer.deadLetter.trim() : (consumer.deadLetter ?? true),
     ...(consumer.subscription !== undefined && { subscription: consumer.subscription }),
     ...(consumer.subscriptionType !== undefined && { subscriptionType: consumer.subscriptionType }),
@@ -394,26 +409,37 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     ...(options.logger !== undefined && { logger: options.logger }),
     ...(options.idempotency !== undefined && { idempotency: options.idempotency }),
     ...(telemetry !== undefined && { telemetry }),
+    ...(options.brokerAtStart !== undefined && { brokerAtStart: options.brokerAtStart }),
   };
   if (
     consumer.receiverQueueSize !== undefined &&
     (!Number.isInteger(consumer.receiverQueueSize) || (consumer.receiverQueueSize as number) < 0)
   ) {
     throw new BabelQueueOptionsError(
-      `options.consumer.receiverQueueSize must be an integer >= 0, got ${String(consumer.receiverQueueSize)}`,
+      `options.consumer.receiverQueueSize must be an integer >= 0, got ${describeValue(consumer.receiverQueueSize)}`,
     );
   }
   try {
     // The server's own checks (types, ranges, nack vs subscription type), run now rather than at first use.
     resolveServerOptions({ ...server, client: stubClient });
   } catch (error) {
-    const message = (error as Error).message.replace(/^options\.(?!client)/, 'options.consumer.');
+    const message = (error as Error).message.replace(/^options\.(?!client|brokerAtStart)/, 'options.consumer.');
     throw new BabelQueueOptionsError(message, { cause: error });
+  }
+  const { publishTimeoutMs } = options;
+  if (
+    publishTimeoutMs !== undefined &&
+    (typeof publishTimeoutMs !== 'number' || !Number.isInteger(publishTimeoutMs) || publishTimeoutMs < 0)
+  ) {
+    throw new BabelQueueOptionsError(
+      `options.publishTimeoutMs must be a whole number of ms >= 0 (0 = no time-out), got ${describeValue(publishTimeoutMs)}`,
+    );
   }
   return {
     source,
     topic,
     server,
+    ...(publishTimeoutMs !== undefined && { publishTimeoutMs }),
     hooks: resolveHooks(options.hooks),
     startupWarnings: resolveStartupWarnings(options),
     ...(telemetry !== undefined && { telemetry }),
@@ -434,7 +460,7 @@ function resolveStartupWarnings({
   const after = startupWarnings.serverNotStartedAfterMs ?? DEFAULT_NOT_STARTED_AFTER_MS;
   if (!Number.isInteger(after) || after < 0) {
     throw new BabelQueueOptionsError(
-      `options.startupWarnings.serverNotStartedAfterMs must be a whole number of ms, got ${String(after)}`,
+      `options.startupWarnings.serverNotStartedAfterMs must be a whole number of ms, got ${describeValue(after)}`,
     );
   }
   return { enabled: true, serverNotStartedAfterMs: after };

@@ -30,6 +30,7 @@ import {
   type RegistrationName,
 } from './registration-tokens.js';
 import { BabelQueueStartupCheck } from './startup-check.js';
+import { closeIfClosable } from './stubbed-provider.js';
 
 /**
  * Resolves a hooks class through DI: the instance registered anywhere in the application when there is one,
@@ -116,17 +117,18 @@ export class BabelQueueLifecycle implements OnApplicationShutdown {
 
   private async shutdown(): Promise<void> {
     // A standalone microservice and a hybrid app both closed the server already; this wait covers any other order.
-    await this.server.close();
-    await this.publisher.close();
-    await this.pool.close();
-    if (this.handle.owned) {
+    // Any of them may be a test's stand-in (overrideProvider(...).useValue({...})): close what can be closed.
+    await closeIfClosable(this.server);
+    await closeIfClosable(this.publisher);
+    await closeIfClosable(this.pool);
+    if (this.handle?.owned) {
       try {
         await this.handle.client.close();
       } catch (error) {
         this.logger.warn(`closing the Pulsar client failed: ${error instanceof Error ? error.message : String(error)}`);
       }
     }
-    this.handle.closed = true;
+    if (this.handle) this.handle.closed = true;
   }
 }
 
@@ -185,8 +187,9 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
         new BabelPulsarServer({
           ...options.server,
           ...(name !== undefined && { name }),
+          ...(!options.startupWarnings.enabled && { startupWarnings: false }),
           client: handle.client,
-          producers: pool,
+          ...(isProducerSource(pool) && { producers: pool }),
           ...hooks.serverHooks(),
         }),
     },
@@ -196,9 +199,10 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
       useFactory: (options: ResolvedModuleOptions, handle: ClientHandle, pool: BabelProducerPool) =>
         new BabelPulsarClient({
           client: handle.client,
-          producers: pool,
+          ...(isProducerSource(pool) && { producers: pool }),
           ...(options.topic !== undefined && { topic: options.topic }),
           ...(options.telemetry !== undefined && { telemetry: options.telemetry }),
+          ...(options.publishTimeoutMs !== undefined && { publishTimeoutMs: options.publishTimeoutMs }),
         }),
     },
     {
@@ -233,6 +237,11 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
       ) => new BabelQueueStartupCheck(modules, server, registration, options),
     },
   ];
+}
+
+/** False for a test's stand-in of the pool (overrideProvider): the server and publisher then make their own producers. */
+function isProducerSource(pool: unknown): pool is BabelProducerPool {
+  return typeof (pool as Partial<BabelProducerPool> | null)?.producerFor === 'function';
 }
 
 /** The tokens of the services a registration provides. */

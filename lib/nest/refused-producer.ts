@@ -55,7 +55,7 @@ export interface RefusedProducerState {
  * Stands in for a retry or dead-letter producer the broker refused at start-up for lack of permission. Every
  * send first tries to create the real producer again (at most once per `retryEveryMs`); until that works it
  * rejects with the ProducerNotAuthorizedError, so the message is negatively acknowledged, never acknowledged
- * without its replacement. Once the permission is granted the next send creates the producer and writes through it.
+ * without its replacement (docs/contract.md#settlement). Once the permission is granted the next send creates the producer and writes through it.
  * With `retryInBackground` it also asks every `retryEveryMs` while no send does, so that health turns up after a
  * grant on its own, not only when a message next needs the producer.
  */

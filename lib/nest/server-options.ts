@@ -2,6 +2,7 @@ import { checkRetryPolicy, type BabelQueueHooks, type ConsumerLogger, type Retry
 import type { IdempotencyOptions } from '../idempotency/store.js';
 import { resolveTelemetry, type ResolvedTelemetry, type TelemetryOption } from '../otel/telemetry-options.js';
 import type { PulsarClientLike, PulsarProducer, SubscriptionType } from '../pulsar/client-types.js';
+import { describeValue } from '../describe-value.js';
 
 /** Where retry and dead-letter producers come from when someone else owns them (the module does). */
 export interface ProducerSource {
@@ -15,7 +16,7 @@ export interface BabelPulsarServerOptions extends BabelQueueHooks {
    * with this name (undefined: those without a connection). The module sets it from `forRoot({ name })`.
    */
   name?: string;
-  /** Every handler skips a message whose `meta.id` was already handled (contract §4.2); see also @Idempotent. */
+  /** Every handler skips a message whose `meta.id` was already handled (docs/contract.md#idempotency); see also @Idempotent. */
   idempotency?: IdempotencyOptions;
   /** A native `pulsar-client` Client or a PulsarWebSocketClient. The server never closes it. */
   client: PulsarClientLike;
@@ -77,6 +78,17 @@ export interface BabelPulsarServerOptions extends BabelQueueHooks {
    * (`metrics`), both on by default. `false` or `{ tracing: false }` / `{ metrics: false }` turns them off.
    */
   telemetry?: TelemetryOption;
+  /**
+   * `false`: no start-up warnings about the wiring (a pattern of `@EventPattern` / `@MessagePattern` on this
+   * server, a topic consumed through several subscriptions). The module passes its `startupWarnings` option.
+   */
+  startupWarnings?: boolean;
+  /**
+   * `'required'` (default): listen() fails when the broker does not answer. `'optional'`: the app starts anyway,
+   * the server reports `disconnected` (health down) and subscribes once the broker answers, logging one line
+   * when it starts waiting and one when it is connected.
+   */
+  brokerAtStart?: 'required' | 'optional';
 }
 
 export interface ResolvedServerOptions {
@@ -91,6 +103,7 @@ export interface ResolvedServerOptions {
   logStackTraces: boolean;
   retryPolicy?: RetryPolicy;
   telemetry: ResolvedTelemetry;
+  brokerAtStart: 'required' | 'optional';
 }
 
 const SUBSCRIPTION_TYPES: readonly SubscriptionType[] = ['Exclusive', 'Shared', 'KeyShared', 'Failover'];
@@ -102,7 +115,7 @@ const isProducer = (value: unknown): value is PulsarProducer =>
 function positiveInteger(name: string, value: number | undefined, fallback: number, min = 1): number {
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value < min) {
-    throw new RangeError(`${name} must be an integer >= ${min}, got ${String(value)}`);
+    throw new RangeError(`${name} must be an integer >= ${min}, got ${describeValue(value)}`);
   }
   return value;
 }
@@ -126,7 +139,7 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
   const subscriptionType = options.subscriptionType ?? 'Shared';
   if (!SUBSCRIPTION_TYPES.includes(subscriptionType)) {
     throw new TypeError(
-      `options.subscriptionType must be one of ${SUBSCRIPTION_TYPES.join(', ')}, got ${String(subscriptionType)}`,
+      `options.subscriptionType must be one of ${SUBSCRIPTION_TYPES.join(', ')}, got ${describeValue(subscriptionType)}`,
     );
   }
   const maxAttempts = positiveInteger('options.maxAttempts', options.maxAttempts, 3);
@@ -140,7 +153,7 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
       );
     }
   } else if (retry !== 'republish' && !isProducer(retry)) {
-    throw new TypeError(`options.retry must be 'republish', 'nack' or a producer, got ${String(retry)}`);
+    throw new TypeError(`options.retry must be 'republish', 'nack' or a producer, got ${describeValue(retry)}`);
   }
   if (isProducer(retry) && topics.length > 1) {
     throw new TypeError(
@@ -166,11 +179,11 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
     !['Latest', 'Earliest'].includes(options.subscriptionInitialPosition)
   ) {
     throw new TypeError(
-      `options.subscriptionInitialPosition must be 'Latest' or 'Earliest', got ${String(options.subscriptionInitialPosition)}`,
+      `options.subscriptionInitialPosition must be 'Latest' or 'Earliest', got ${describeValue(options.subscriptionInitialPosition)}`,
     );
   }
   if (options.name !== undefined && (typeof options.name !== 'string' || options.name.trim() === '')) {
-    throw new TypeError(`options.name must be a non-blank string, got ${String(options.name)}`);
+    throw new TypeError(`options.name must be a non-blank string, got ${describeValue(options.name)}`);
   }
   positiveInteger('options.nackRedeliverTimeoutMs', options.nackRedeliverTimeoutMs, 0, 0);
   for (const hook of ['onError', 'onUnknownUrn', 'onRoutingMismatch', 'onDeadLetter'] as const) {
@@ -180,7 +193,12 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
   const telemetry = resolveTelemetry(options.telemetry, 'options.telemetry');
   if (options.logStackTraces !== undefined && typeof options.logStackTraces !== 'boolean')
     throw new TypeError(`options.logStackTraces must be true or false, got ${String(options.logStackTraces)}`);
+  const brokerAtStart = options.brokerAtStart ?? 'required';
+  if (brokerAtStart !== 'required' && brokerAtStart !== 'optional') {
+    throw new TypeError(`options.brokerAtStart must be 'required' or 'optional', got ${describeValue(brokerAtStart)}`);
+  }
   return {
+    brokerAtStart,
     topics,
     subscription,
     subscriptionType,

@@ -11,7 +11,7 @@ import { handlersOf, notStartedWarning, wiringWarnings } from './startup-warning
 const checkedApplications = new WeakSet<object>();
 
 /**
- * Start-up warnings for what would otherwise fail in silence (see README "Warnings at start-up"): handlers on
+ * Start-up warnings for what would otherwise fail in silence (docs/configuration.md#warnings-at-start-up): handlers on
  * providers, several unnamed registrations, unknown connection names, and a server with handlers that was never
  * started a few seconds after the application was up.
  */

@@ -87,7 +87,7 @@ export function startPublishSpan(urn: string, topic: string, givenTraceId?: stri
     `publish ${urn}`,
     {
       kind: api.SpanKind.PRODUCER,
-      // Contract §4.1: system babelqueue, the URN as the producer's destination; the Pulsar topic beside it.
+      // The contract's attributes (docs/contract.md#tracing): system babelqueue, the URN as the producer's destination; the Pulsar topic beside it.
       attributes: {
         'messaging.system': 'babelqueue',
         'messaging.operation': 'publish',
@@ -181,7 +181,7 @@ export async function inProcessSpan<T>(input: ProcessSpanInput, work: () => Prom
     `process ${urn}`,
     {
       kind: api.SpanKind.CONSUMER,
-      // Contract §4.1: system babelqueue, destination meta.queue (the topic when the envelope has none).
+      // The contract's attributes (docs/contract.md#tracing): system babelqueue, destination meta.queue (the topic when the envelope has none).
       attributes: {
         'messaging.system': 'babelqueue',
         'messaging.operation': 'process',

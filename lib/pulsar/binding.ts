@@ -1,6 +1,6 @@
 /**
- * The Pulsar binding of the BabelQueue contract (§3): property projection, attempts
- * reconciliation, the `bq-schema-version` gate and `bq-job` routing (Decision D6).
+ * The Pulsar binding of the BabelQueue contract (docs/contract.md): property projection, attempts
+ * reconciliation, the `bq-schema-version` gate and `bq-job` routing.
  */
 import { EnvelopeCodec } from '../envelope/index.js';
 import type { Envelope } from '../envelope/index.js';
@@ -28,7 +28,7 @@ const nonEmptyString = (v: unknown): v is string => typeof v === 'string' && v !
 const integerText = (n: number): string => (Number.isSafeInteger(n) ? String(n) : BigInt(n).toString());
 
 /**
- * Exactly the six `bq-*` properties of §3.1, all strings: empty job / trace id / message id /
+ * Exactly the six `bq-*` properties of the contract, all strings: empty job / trace id / message id /
  * lang are left out; `bq-schema-version` whenever `meta` is an object with a number or string
  * version; `bq-attempts` always ("0" unless `attempts` is an integer).
  */
@@ -60,7 +60,7 @@ export interface ReconcileAttemptsInput {
 }
 
 /**
- * §3.6: base = `bq-attempts` when it matches ^[0-9]+$ and fits a signed 32-bit int, else the
+ * Attempts (docs/contract.md#retries): base = `bq-attempts` when it matches ^[0-9]+$ and fits a signed 32-bit int, else the
  * body's attempts; then max(base, redelivery count). The count is 0-based, so no −1.
  */
 export function reconcileAttempts(input: ReconcileAttemptsInput): number {
@@ -83,7 +83,7 @@ export function isBlankProperty(value: string | undefined): boolean {
 }
 
 /**
- * §3.5, read before the body is decoded: absent or blank → 'decode'; otherwise the value is
+ * The schema-version gate, read before the body is decoded: absent or blank → 'decode'; otherwise the value is
  * compared with "1" exactly as sent (never trimmed).
  */
 export function schemaVersionGate(propertyValue: string | undefined): 'decode' | 'reject' {
@@ -113,7 +113,7 @@ function trimAsciiWhitespace(value: string): string {
   return value.slice(start, end);
 }
 
-/** Decision D6. */
+/** The routing URN (docs/contract.md#routing). */
 export function routingUrn(properties: Record<string, string>, envelope: unknown): RoutingUrn {
   const raw = properties?.[BQ.job];
   const propertyUrn = typeof raw === 'string' ? trimAsciiWhitespace(raw) : '';

@@ -3,7 +3,7 @@ import { BQ, pulsarProperties } from '../pulsar/binding.js';
 import { REPLAY_BYPASS_VALUE } from './replay.js';
 
 /**
- * The envelope a redrive re-publishes (contract §4.4): the `dead_letter` block dropped and `attempts` reset to 0;
+ * The envelope a redrive re-publishes (docs/contract.md#redrive): the `dead_letter` block dropped and `attempts` reset to 0;
  * job, trace_id, data, meta (meta.id included) and unknown keys are kept exactly, numbers in their received text.
  */
 export function resetForRedrive(envelope: Envelope): Envelope {

@@ -2,7 +2,7 @@
 // Renders test-results/interop.json (written by the interop Jest suite) as Markdown for the README:
 // a matrix SDK × direction × feature, then what each cell's test checked.
 //
-//   node scripts/interop/table.mjs [results.json] [--matrix-only] [--write: into README.md]
+//   node scripts/interop/table.mjs [results.json] [--matrix-only] [--write: into docs/interop.md]
 import fs from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from './common.mjs';
@@ -165,16 +165,16 @@ if (!matrixOnly) {
 const table = `${lines.join('\n')}\n`;
 if (args.includes('--write')) {
   // Replaces the block between the interop-table markers in README.md.
-  const readmeFile = path.join(repoRoot, 'README.md');
+  const readmeFile = path.join(repoRoot, 'docs', 'interop.md');
   const readme = fs.readFileSync(readmeFile, 'utf8');
   const marked = /<!-- interop-table:start -->[\s\S]*?<!-- interop-table:end -->/;
   if (!marked.test(readme))
-    throw new Error('README.md has no <!-- interop-table:start --> ... <!-- interop-table:end --> block');
+    throw new Error('docs/interop.md has no <!-- interop-table:start --> ... <!-- interop-table:end --> block');
   fs.writeFileSync(
     readmeFile,
     readme.replace(marked, () => `<!-- interop-table:start -->\n${table}<!-- interop-table:end -->`),
   );
-  console.log('README.md interop table updated');
+  console.log('docs/interop.md interop table updated');
 } else {
   process.stdout.write(table);
 }

@@ -1,5 +1,5 @@
-// The README's code examples are copies of test files that run against the real broker. Each is marked in
-// README.md as <!-- snippet: <path> --> ```ts ... ``` <!-- /snippet -->; this module renders them from the files.
+// The code examples of README.md and docs/*.md are copies of test files that the test suite runs. Each is marked
+// as <!-- snippet: <path> --> ```ts ... ``` <!-- /snippet -->; this module renders them from the files.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +14,9 @@ export function readmeFormOf(source) {
   return lines
     .join('\n')
     .replace(/'(\.\.\/)+lib\/index\.js'/g, "'@babelqueue/nestjs-pulsar'")
-    .replace(/'\.\/config\.js'/g, "'@nestjs/config'");
+    .replace(/'(\.\.\/)+lib\/testing\/index\.js'/g, "'@babelqueue/nestjs-pulsar/testing'")
+    .replace(/'\.\/config\.js'/g, "'@nestjs/config'")
+    .replace(/'\.\/terminus\.js'/g, "'@nestjs/terminus'");
 }
 
 /** Every marked snippet: its source file and the code the README shows for it. */
@@ -28,4 +30,23 @@ export function renderReadme(readme = fs.readFileSync(path.join(root, 'README.md
     const code = readmeFormOf(fs.readFileSync(path.join(root, file), 'utf8'));
     return `<!-- snippet: ${file} -->\n\`\`\`ts\n${code.endsWith('\n') ? code : `${code}\n`}\`\`\`\n<!-- /snippet -->`;
   });
+}
+
+/** The pages a user reads: README.md, then docs/*.md (paths relative to the repository). */
+export function docFiles() {
+  const docs = fs.existsSync(path.join(root, 'docs'))
+    ? fs
+        .readdirSync(path.join(root, 'docs'))
+        .filter((name) => name.endsWith('.md'))
+        .sort()
+        .map((name) => `docs/${name}`)
+    : [];
+  return ['README.md', ...docs];
+}
+
+/** Every marked snippet of every page, with the page it is on. */
+export function allSnippets() {
+  return docFiles().flatMap((page) =>
+    readmeSnippets(fs.readFileSync(path.join(root, page), 'utf8')).map((snippet) => ({ page, ...snippet })),
+  );
 }

@@ -1,16 +1,18 @@
-// The README's TypeScript snippets: each is the exact, README-form copy of a test file that runs against the
-// broker (test/integration/module/readme-snippets.test.ts), and, extracted from the Markdown, compiles against
-// the built package.
+// The user's pages (README.md and docs/*.md): their TypeScript snippets are the exact, README-form copies of test
+// files that run (test/integration/module/readme-snippets.test.ts and the kit's orders.kit.test.ts) and, extracted
+// from the Markdown, compile against the built package; the README is a short guide that links every page; no page
+// points at things a user cannot follow.
 import { jest } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { readmeFormOf, readmeSnippets, root } from '../../scripts/lib/readme-snippets.mjs';
+import { allSnippets, docFiles, readmeFormOf, root } from '../../scripts/lib/readme-snippets.mjs';
 
 jest.setTimeout(180_000);
 
 const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
-const snippets = readmeSnippets(readme);
+const pages = docFiles().map((page) => ({ page, text: fs.readFileSync(path.join(root, page), 'utf8') }));
+const snippets = allSnippets();
 const tsc = (args: string[]) =>
   execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), ...args], {
     cwd: root,
@@ -18,8 +20,52 @@ const tsc = (args: string[]) =>
     stdio: 'pipe',
   });
 
+/** GitHub's anchor of a heading. */
+const anchorOf = (heading: string): string =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\w\- ]/g, '')
+    .replace(/ /g, '-');
+
+const headingsOf = (text: string): Set<string> =>
+  new Set(
+    [...text.replace(/```[\s\S]*?```/g, '').matchAll(/^#{1,6} (.*)$/gm)].map(([, heading]) => anchorOf(heading!)),
+  );
+
+describe('the README and docs/', () => {
+  it('the README is a guide of at most 300 lines', () => {
+    expect(readme.trimEnd().split('\n').length).toBeLessThanOrEqual(300);
+    for (const section of ['## Install', '## Choosing a client', '## Quick start', '## Testing', '## More'])
+      expect(readme).toContain(section);
+  });
+
+  it('links every page of docs/', () => {
+    for (const { page } of pages.filter(({ page }) => page.startsWith('docs/'))) expect(readme).toContain(`](${page})`);
+  });
+
+  it.each(pages.map(({ page, text }) => [page, text]))('%s has no internal references', (_page, text) => {
+    const internal = /Decision D\d+|\bD\d{1,2}\b|§\s?\d|contract §|the issue|issue #?\d+|ADR-\d+/g;
+    expect(text.match(internal) ?? []).toEqual([]);
+  });
+
+  it.each(pages.map(({ page, text }) => [page, text]))(
+    '%s links only to pages and headings that exist',
+    (page, text) => {
+      const broken: string[] = [];
+      for (const [, target, anchor] of text.matchAll(/\]\(([^)#\s:]*)(?:#([\w-]+))?\)/g)) {
+        const file = target ? path.join(path.dirname(path.join(root, page)), target) : path.join(root, page);
+        if (!fs.existsSync(file)) broken.push(`${target}#${anchor ?? ''}`);
+        else if (anchor && file.endsWith('.md') && !headingsOf(fs.readFileSync(file, 'utf8')).has(anchor))
+          broken.push(`${target}#${anchor}`);
+      }
+      expect(broken).toEqual([]);
+    },
+  );
+});
+
 describe('README snippets', () => {
-  it('has the quick start, forRootAsync, publishing and consuming examples', () => {
+  it('has the quick start, forRootAsync, publishing, consuming and testing examples', () => {
     const files = snippets.map((s) => path.basename(s.file));
     for (const file of [
       'app.module.ts',
@@ -29,10 +75,11 @@ describe('README snippets', () => {
       'main.ts',
       'bootstrap.ts',
       'topology.module.ts',
+      'orders.kit.test.ts',
     ]) {
       expect(files).toContain(file);
     }
-    expect(readme).not.toMatch(/\.\.\/lib\/index\.js/);
+    for (const { text } of pages) expect(text).not.toMatch(/\.\.\/lib\/(testing\/)?index\.js/);
   });
 
   it.each(snippets.map((s) => [s.file, s.code]))(
@@ -54,6 +101,12 @@ describe('README snippets', () => {
       'export declare class ConfigService { get<T = string>(key: string, defaultValue?: T): T | undefined; getOrThrow<T = string>(key: string): T; }\n' +
         "export declare class ConfigModule { static forRoot(): import('@nestjs/common').DynamicModule; }\n",
     );
+    // Nor is @nestjs/terminus: the part of its surface the health snippet uses.
+    fs.writeFileSync(
+      path.join(work, 'nestjs-terminus.d.ts'),
+      'export declare class HealthCheckService { check(indicators: Array<() => unknown>): Promise<unknown>; }\n' +
+        'export declare function HealthCheck(): MethodDecorator;\n',
+    );
     fs.writeFileSync(
       path.join(work, 'tsconfig.json'),
       JSON.stringify({
@@ -62,7 +115,12 @@ describe('README snippets', () => {
           noEmit: true,
           rootDir: '.',
           types: ['node'],
-          paths: { '@babelqueue/nestjs-pulsar': ['./dist/index.d.ts'], '@nestjs/config': ['./nestjs-config.d.ts'] },
+          paths: {
+            '@babelqueue/nestjs-pulsar': ['./dist/index.d.ts'],
+            '@babelqueue/nestjs-pulsar/testing': ['./dist/testing/index.d.ts'],
+            '@nestjs/config': ['./nestjs-config.d.ts'],
+            '@nestjs/terminus': ['./nestjs-terminus.d.ts'],
+          },
         },
         include: ['src'],
       }),

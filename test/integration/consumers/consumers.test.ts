@@ -3,9 +3,11 @@
 // - CommonJS: a default Nest 11 CLI-style project (TypeScript `module: commonjs`, Jest 29 + ts-jest), which
 //   `require`s the package (dist/cjs);
 // - ESM: a Nest 12 project (`"type": "module"`, `module: nodenext`, tsc + the node test runner), which
-//   `import`s it (dist/esm).
+//   `import`s it (dist/esm);
+// - ESM + Vitest: the Nest 12 CLI's default project (its package.json, tsconfig and vitest configs).
 // Each has the README's quick start (its app.module/orders.controller/orders.service, verbatim) and an e2e test
-// that publishes with BabelPulsarClient and waits for the @BabelHandler to handle the message.
+// that publishes with BabelPulsarClient and waits for the @BabelHandler to handle the message; the Nest 11 and the
+// Vitest projects also run the README's testing-kit test with no broker at their service URL.
 import { jest } from '@jest/globals';
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
@@ -54,7 +56,9 @@ function pack(): string {
 
 /** A consumer project: installed once (keyed by its package.json), its sources and the packed package fresh. */
 function project(kind: string, manifest: object, files: Record<string, string>, tarball: string): string {
-  const key = createHash('sha256').update(JSON.stringify(manifest)).digest('hex').slice(0, 12);
+  // Keyed by this clone too: two clones on one machine (worktrees) must not write their sources and packed package
+  // into the same folder while the other one runs its tests there.
+  const key = createHash('sha256').update(JSON.stringify(manifest)).update(root).digest('hex').slice(0, 12);
   const dir = path.join(cacheRoot, 'consumers', `${kind}-${key}`);
   const installed = path.join(dir, 'node_modules', '.installed');
   if (!fs.existsSync(installed)) {
@@ -118,6 +122,19 @@ describe('orders (e2e, real broker)', () => {
   });
 });
 `;
+
+/** The README's testing-kit test, in a project's own import style; it needs no broker. */
+const kitSpec = (ext: string, framework: string): string =>
+  framework +
+  readmeFormOf(fs.readFileSync(path.join(snippetsDir, 'orders.kit.test.ts'), 'utf8'))
+    .replace("import { describe, expect, it } from '@jest/globals';\n", '')
+    .replace("from './app.module.js'", `from '../src/app.module${ext}'`)
+    .replace("from './orders.controller.js'", `from '../src/orders.controller${ext}'`)
+    .replace("describe('OrdersController'", "describe('orders (testing kit, no broker)'")
+    .replace(/\n\s*\} finally \{/, "\n      console.log('KIT PASSED');\n    } finally {");
+
+/** No broker listens here: a kit test that reached for one would fail. */
+const NO_BROKER = { PULSAR_URL: 'pulsar://127.0.0.1:9', ORDERS_TOPIC: 'orders', FORCE_COLOR: '0' };
 
 const NEST_11 = {
   '@nestjs/common': '11.1.6',
@@ -191,15 +208,25 @@ describe('consumer projects (packed package)', () => {
           '',
           "const require_or_import = () => require.resolve('@babelqueue/nestjs-pulsar');",
         ),
+        'test/orders.kit.e2e-spec.ts': kitSpec('', ''),
       },
       tarball,
     );
-    const output = run(
-      process.execPath,
-      ['node_modules/jest/bin/jest.js', '--config', './test/jest-e2e.json', '--verbose=false'],
-      dir,
-      env,
-    );
+    // The shipped source maps carry their sources: a stack trace or a debugger resolves lib/*.ts without them.
+    for (const build of ['cjs', 'esm']) {
+      const map = path.join(
+        dir,
+        'node_modules/@babelqueue/nestjs-pulsar/dist',
+        build,
+        'nest/babel-pulsar.client.js.map',
+      );
+      const { sourcesContent } = JSON.parse(fs.readFileSync(map, 'utf8')) as { sourcesContent?: string[] };
+      expect(sourcesContent?.[0]).toContain('export class BabelPulsarClient');
+    }
+    const jestE2e = ['node_modules/jest/bin/jest.js', '--config', './test/jest-e2e.json', '--verbose=false'];
+    const kit = run(process.execPath, [...jestE2e, 'orders.kit'], dir, NO_BROKER);
+    expect(kit).toMatch(/KIT PASSED/);
+    const output = run(process.execPath, [...jestE2e, 'orders.e2e'], dir, env);
     expect(output).toMatch(/HANDLED [0-9a-f-]{36} .*dist\/cjs\/index\.js/);
   });
 
@@ -242,5 +269,69 @@ describe('consumer projects (packed package)', () => {
     run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json'], dir);
     const output = run(process.execPath, ['--test', '--test-reporter=spec', 'dist/test/orders.e2e.test.js'], dir, env);
     expect(output).toMatch(/HANDLED [0-9a-f-]{36} .*dist\/esm\/index\.js/);
+  });
+
+  it('ESM + Vitest: the Nest 12 CLI default project runs the kit test without a broker and the e2e test with one', () => {
+    // The Nest 12 CLI's ts-esm template: its test dependencies and configuration, as generated.
+    const manifest = {
+      name: 'consumer-vitest',
+      private: true,
+      type: 'module',
+      dependencies: { ...NEST_12, ...COMMON },
+      devDependencies: {
+        '@types/node': '^24.0.0',
+        typescript: '^6.0.2',
+        'vite-tsconfig-paths': '^5.1.4',
+        vitest: '^4.1.2',
+      },
+    };
+    const dir = project(
+      'vitest-nest12',
+      manifest,
+      {
+        ...quickStart(),
+        'tsconfig.json': JSON.stringify({
+          compilerOptions: {
+            module: 'nodenext',
+            moduleResolution: 'nodenext',
+            resolvePackageJsonExports: true,
+            esModuleInterop: true,
+            isolatedModules: true,
+            declaration: true,
+            removeComments: true,
+            emitDecoratorMetadata: true,
+            experimentalDecorators: true,
+            allowSyntheticDefaultImports: true,
+            target: 'ES2023',
+            sourceMap: true,
+            outDir: './dist',
+            rootDir: '.',
+            incremental: true,
+            skipLibCheck: true,
+            strict: false,
+            strictPropertyInitialization: false,
+            types: ['vitest/globals', 'node'],
+          },
+        }),
+        'vitest.config.e2e.ts': [
+          "import { defineConfig } from 'vitest/config';",
+          "import tsconfigPaths from 'vite-tsconfig-paths';",
+          '',
+          'export default defineConfig({',
+          '  plugins: [tsconfigPaths()],',
+          "  test: { globals: true, root: './', include: ['**/*.e2e-spec.ts'] },",
+          '});',
+          '',
+        ].join('\n'),
+        'test/orders.kit.e2e-spec.ts': kitSpec('.js', ''),
+        'test/orders.e2e-spec.ts': e2eSpec('.js', "const require_or_import = () => 'esm';"),
+      },
+      tarball,
+    );
+    const vitest = ['node_modules/vitest/vitest.mjs', 'run', '--config', './vitest.config.e2e.ts'];
+    const kit = run(process.execPath, [...vitest, 'orders.kit'], dir, NO_BROKER);
+    expect(kit).toMatch(/KIT PASSED/);
+    const output = run(process.execPath, [...vitest, 'test/orders.e2e-spec'], dir, env);
+    expect(output).toMatch(/HANDLED [0-9a-f-]{36} esm/);
   });
 });

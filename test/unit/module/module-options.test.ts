@@ -127,7 +127,17 @@ describe('resolveModuleOptions', () => {
     [
       'maxAttempts 0',
       { client, topic: 't', consumer: { maxAttempts: 0 } },
-      /options\.consumer\.maxAttempts must be an integer >= 1, got 0/,
+      /options\.consumer\.maxAttempts must be an integer >= 1, got the number 0/,
+    ],
+    [
+      'maxAttempts as a string (read from an environment variable)',
+      { client, topic: 't', consumer: { maxAttempts: '3' } },
+      /options\.consumer\.maxAttempts must be an integer >= 1, got the string "3"/,
+    ],
+    [
+      'a publishTimeoutMs that is not a whole number',
+      { client, topic: 't', publishTimeoutMs: '5000' },
+      /options\.publishTimeoutMs must be a whole number of ms >= 0 \(0 = no time-out\), got the string "5000"/,
     ],
     [
       'a fractional concurrency',
@@ -157,7 +167,7 @@ describe('resolveModuleOptions', () => {
     [
       'an unknown retry',
       { client, topic: 't', consumer: { retry: 'later' } },
-      /options\.consumer\.retry must be 'republish' or 'nack', got "later"/,
+      /options\.consumer\.retry must be 'republish' or 'nack', got the string "later"/,
     ],
     [
       'a numeric deadLetter',

@@ -1,0 +1,96 @@
+// brokerAtStart: 'optional': the app boots while the broker does not answer, health reports down, and the
+// consumers subscribe once it answers, with one log line each way. On the testing kit (its availability switch).
+import 'reflect-metadata';
+import { Controller } from '@nestjs/common';
+import { Payload } from '@nestjs/microservices';
+import { Test } from '@nestjs/testing';
+import {
+  BabelHandler,
+  BabelPulsarClient,
+  BabelPulsarServer,
+  BabelQueueHealthIndicator,
+  BabelQueueModule,
+  type BabelQueueModuleOptions,
+} from '../../../lib/index.js';
+import { BabelQueueTestHarness, InMemoryPulsar } from '../../../lib/testing/index.js';
+
+const handled: unknown[] = [];
+
+@Controller()
+class OrdersController {
+  @BabelHandler('urn:babel:orders:created')
+  created(@Payload() data: unknown): void {
+    handled.push(data);
+  }
+}
+
+async function boot(pulsar: InMemoryPulsar, extra: Partial<BabelQueueModuleOptions>) {
+  const lines: Array<[string, string]> = [];
+  const push = (level: string) => (message: unknown) => void lines.push([level, String(message)]);
+  const logger = { log: push('log'), warn: push('warn'), error: push('error') };
+  const moduleRef = await Test.createTestingModule({
+    imports: [BabelQueueModule.forRoot({ client: pulsar, topic: 'orders', logger, startupWarnings: false, ...extra })],
+    controllers: [OrdersController],
+  }).compile();
+  const app = moduleRef.createNestMicroservice({ strategy: moduleRef.get(BabelPulsarServer), logger: false });
+  return { app, moduleRef, lines };
+}
+
+const waitUntil = async (check: () => boolean) => {
+  while (!check()) await new Promise((resolve) => setTimeout(resolve, 20));
+};
+
+describe("brokerAtStart: 'optional'", () => {
+  it('boots without the broker, reports down, then consumes once the broker answers', async () => {
+    const pulsar = new InMemoryPulsar();
+    pulsar.setAvailable(false);
+    const { app, moduleRef, lines } = await boot(pulsar, { brokerAtStart: 'optional', publishTimeoutMs: 200 });
+    await app.listen();
+    const health = moduleRef.get(BabelQueueHealthIndicator);
+    expect(health.isHealthy().babelqueue.status).toBe('down');
+    const waiting = lines.filter(([, message]) => message.includes('did not answer at start'));
+    expect(waiting).toHaveLength(1);
+    expect(waiting[0]![0]).toBe('warn');
+
+    // Publishing meanwhile fails within publishTimeoutMs, naming the topic.
+    await expect(moduleRef.get(BabelPulsarClient).publish('urn:babel:orders:created', { n: 0 })).rejects.toThrow(
+      /orders/,
+    );
+
+    pulsar.setAvailable(true);
+    await waitUntil(() => lines.some(([, message]) => message.includes('the broker answered after')));
+    expect(health.isHealthy().babelqueue.status).toBe('up');
+    const harness = await BabelQueueTestHarness.attach(moduleRef.get(BabelPulsarServer), pulsar);
+    await moduleRef.get(BabelPulsarClient).publish('urn:babel:orders:created', { n: 1 }, { id: 'after-outage' });
+    expect((await harness.outcome('after-outage')).kind).toBe('handled');
+    expect(handled).toEqual([{ n: 1 }]);
+    expect(lines.filter(([, message]) => message.includes('the broker answered after'))).toHaveLength(1);
+    await harness.close();
+    await app.close();
+  });
+
+  it("by default ('required') the app fails to start, as before", async () => {
+    const pulsar = new InMemoryPulsar();
+    pulsar.setAvailable(false);
+    const { app } = await boot(pulsar, {});
+    await expect(app.listen()).rejects.toThrow(/ConnectError/);
+    await app.close();
+  });
+
+  it('close() while waiting stops the retries', async () => {
+    const pulsar = new InMemoryPulsar();
+    pulsar.setAvailable(false);
+    const { app, lines } = await boot(pulsar, { brokerAtStart: 'optional' });
+    await app.listen();
+    await app.close();
+    pulsar.setAvailable(true);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(lines.some(([, message]) => message.includes('the broker answered'))).toBe(false);
+  });
+
+  it('refuses another value, naming its type', async () => {
+    await expect(boot(new InMemoryPulsar(), { brokerAtStart: 'later' as unknown as 'optional' })).rejects.toThrow(
+      /options\.brokerAtStart must be 'required' or 'optional', got the string "later"/,
+    );
+  });
+});
