@@ -114,7 +114,7 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
     }
     if (outcome.kind === 'failed') {
       // The handler got the decoded envelope itself and may have changed it; copies carry the data as it
-      // arrived (Decisions D3, D4), so a failure is settled from a fresh decode of the unchanged bytes.
+      // arrived (docs/contract.md#retries), so a failure is settled from a fresh decode of the unchanged bytes.
       settledFrom = inspect(inbound);
       if (settledFrom.kind === 'dispatch') envelope = settledFrom.envelope;
       onError(asError(outcome.error), envelope);
@@ -260,7 +260,7 @@ async function carryOut(
           ? await send(producer, settlement.copy, keysOf(message))
           : await writeDeadLetter(producer, settlement, message, ctx, event);
       } catch (error) {
-        // Decision D7: never acknowledge what was not replaced; the broker redelivers it.
+        // Never acknowledge what was not replaced (docs/contract.md#settlement): the broker redelivers it.
         event.written = false;
         const where = isRetry ? 'retry copy to' : 'dead-letter record to';
         const failure = new Error(`could not write the ${where} ${producer.getTopic()}: ${asError(error).message}`, {
@@ -292,8 +292,8 @@ async function send(
   copy: OutboundCopy,
   keys: Pick<PulsarProducerMessage, 'partitionKey' | 'orderingKey'>,
 ): Promise<OutboundCopy> {
-  // Without a retry policy the copy has no delivery time and is due at once (Decision D3); with one it
-  // carries the absolute time (Decision D8), honoured by the broker on Shared and Key_Shared subscriptions.
+  // Without a retry policy the copy has no delivery time and is due at once; with one it carries the absolute
+  // time (docs/contract.md#delays), honoured by the broker on Shared and Key_Shared subscriptions.
   await producer.send({
     data: copy.data,
     properties: copy.properties,
@@ -306,7 +306,7 @@ async function send(
 /**
  * Writes the dead-letter record. A record refused as too big is refused forever, so instead of looping
  * (negative acknowledgement, redelivery, refusal…) it is written without the body, then, if still too big,
- * as a bare record of properties; the original message id and size say where the body is (issue 12, defect 1).
+ * as a bare record of properties; the original message id and size say where the body is.
  */
 async function writeDeadLetter(
   producer: PulsarProducer,

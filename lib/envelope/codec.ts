@@ -16,7 +16,7 @@ import type { DecodeOptions, DecodeResult, Envelope, MakeOptions } from './types
 
 type Obj = Record<string, unknown>;
 
-/** Non-canonical keys (policy K-15): dropped on decode with a warning, never written. */
+/** Non-canonical keys (docs/contract.md#the-envelope): dropped on decode with a warning, never written. */
 const FORBIDDEN_ROOT: ReadonlySet<string> = new Set(['timestamp']);
 const FORBIDDEN_META: ReadonlySet<string> = new Set(['max_retries', 'attempts', 'source', 'ts']);
 
