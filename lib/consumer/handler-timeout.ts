@@ -15,51 +15,92 @@ export class HandlerTimeoutError extends BabelQueueError {
 
 interface Deadline {
   due: number;
-  expire: () => void;
-  settled: boolean;
+  /** Dropped once settled, so a settled deadline keeps nothing of its handler alive. */
+  expire: (() => void) | null;
+}
+
+/** The deadlines of one time-out length, in start order (so in due order), and its one timer. */
+class DeadlineQueue {
+  private deadlines: Deadline[] = [];
+  private head = 0;
+  private settledBehindHead = 0;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly now: () => number) {}
+
+  add(timeoutMs: number, expire: () => void): () => void {
+    const deadline: Deadline = { due: this.now() + timeoutMs, expire };
+    this.deadlines.push(deadline);
+    if (!this.timer) this.arm();
+    return () => {
+      if (deadline.expire === null) return;
+      deadline.expire = null;
+      this.settledBehindHead += 1;
+      this.dropSettled();
+    };
+  }
+
+  /** Drops settled deadlines at the head; compacts when most of the rest are settled too. */
+  private dropSettled(): void {
+    const { deadlines } = this;
+    while (this.head < deadlines.length && deadlines[this.head]!.expire === null) {
+      this.head += 1;
+      this.settledBehindHead -= 1;
+    }
+    const live = deadlines.length - this.head;
+    if (this.head > 1024 || (this.settledBehindHead > 1024 && this.settledBehindHead * 2 > live)) {
+      this.deadlines = deadlines.slice(this.head).filter((deadline) => deadline.expire !== null);
+      this.head = 0;
+      this.settledBehindHead = 0;
+    }
+    if (this.head === this.deadlines.length) {
+      this.deadlines = [];
+      this.head = 0;
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = null;
+    }
+  }
+
+  private arm(): void {
+    const first = this.deadlines[this.head];
+    if (!first) {
+      this.timer = null;
+      return;
+    }
+    this.timer = setTimeout(() => this.fire(), Math.max(0, first.due - this.now()));
+  }
+
+  private fire(): void {
+    const now = this.now();
+    const { deadlines } = this;
+    while (this.head < deadlines.length && deadlines[this.head]!.due <= now) {
+      const deadline = deadlines[this.head]!;
+      this.head += 1;
+      const expire = deadline.expire;
+      deadline.expire = null;
+      if (expire) expire();
+      else this.settledBehindHead -= 1;
+    }
+    this.timer = null;
+    this.dropSettled();
+    if (!this.timer && this.head < this.deadlines.length) this.arm();
+  }
 }
 
 /**
  * The time-outs of one consumer's handlers with one timer per time-out length instead of one per message: handlers
- * of one length start in order, so their deadlines come in order and only the earliest needs a timer. A settled
- * handler's deadline is dropped when the timer reaches it.
+ * of one length start in order, so their deadlines come in order and only the earliest needs a timer.
  */
 export class HandlerDeadlines {
-  private readonly queues = new Map<number, { deadlines: Deadline[]; timer: NodeJS.Timeout | null }>();
+  private readonly queues = new Map<number, DeadlineQueue>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
   /** Calls `expire` after `timeoutMs` unless the returned function (settle) is called first. */
   add(timeoutMs: number, expire: () => void): () => void {
     let queue = this.queues.get(timeoutMs);
-    if (!queue) this.queues.set(timeoutMs, (queue = { deadlines: [], timer: null }));
-    const deadline: Deadline = { due: this.now() + timeoutMs, expire, settled: false };
-    queue.deadlines.push(deadline);
-    if (!queue.timer) this.arm(timeoutMs, queue);
-    return () => {
-      deadline.settled = true;
-    };
-  }
-
-  private arm(timeoutMs: number, queue: { deadlines: Deadline[]; timer: NodeJS.Timeout | null }): void {
-    const { deadlines } = queue;
-    while (deadlines.length > 0 && deadlines[0]!.settled) deadlines.shift();
-    const first = deadlines[0];
-    if (!first) {
-      queue.timer = null;
-      return;
-    }
-    queue.timer = setTimeout(
-      () => {
-        const now = this.now();
-        while (deadlines.length > 0 && (deadlines[0]!.settled || deadlines[0]!.due <= now)) {
-          const deadline = deadlines.shift()!;
-          if (!deadline.settled) deadline.expire();
-        }
-        this.arm(timeoutMs, queue);
-      },
-      Math.max(0, first.due - this.now()),
-    );
+    if (!queue) this.queues.set(timeoutMs, (queue = new DeadlineQueue(this.now)));
+    return queue.add(timeoutMs, expire);
   }
 }
 

@@ -46,3 +46,14 @@ describe('HandlerDeadlines', () => {
     await expect(overdue[0]).resolves.toBeUndefined();
   });
 });
+
+describe('HandlerDeadlines memory', () => {
+  it('keeps nothing once every handler settled, even long before the time-out', () => {
+    const deadlines = new HandlerDeadlines();
+    const settles = Array.from({ length: 5000 }, () => deadlines.add(60_000, () => {}));
+    // Settled out of order (concurrency): nothing stays queued, and the timer goes away with the last one.
+    for (let i = settles.length - 1; i >= 0; i -= 2) settles[i]!();
+    for (let i = 0; i < settles.length; i += 2) settles[i]!();
+    expect(jest.getTimerCount()).toBe(0);
+  });
+});
