@@ -9,3 +9,4 @@ export * from './nest/index.js';
 export * from './redrive/index.js';
 export * from './idempotency/index.js';
 export type { TelemetryOption, TelemetryOptions } from './otel/telemetry-options.js';
+export * from './outbox/index.js';

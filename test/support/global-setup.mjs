@@ -1,5 +1,6 @@
 // Makes a real Pulsar broker available to the integration and interop suites (starting one if needed).
 import { ensureBroker } from '../../scripts/lib/broker.mjs';
+import { ensurePostgres } from '../../scripts/lib/postgres.mjs';
 import { ensureRedis } from '../../scripts/lib/redis.mjs';
 
 export default async function globalSetup() {
@@ -11,6 +12,10 @@ export default async function globalSetup() {
   const redis = await ensureRedis();
   globalThis.__bqRedis = redis;
   process.env.BQ_REDIS_URL = redis.url;
+  // The outbox suites write to a real PostgreSQL (reused when scripts/run-tests.mjs started one).
+  const postgres = await ensurePostgres();
+  globalThis.__bqPostgres = postgres;
+  process.env.BQ_PG_URL = postgres.url;
   const broker = await ensureBroker();
   globalThis.__bqBroker = broker;
   // Workers start after global setup and inherit these.
