@@ -142,13 +142,13 @@ export class OutboxRelay {
 
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const self = this;
-      function done() {
+      let timer: NodeJS.Timeout | undefined = undefined;
+      const done = () => {
         clearTimeout(timer);
-        self.wakeUp = null;
+        this.wakeUp = null;
         resolve();
-      }
+      };
+      timer = setTimeout(done, ms);
       this.wakeUp = done;
     });
   }

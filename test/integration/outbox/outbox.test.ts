@@ -64,7 +64,7 @@ async function placeOrder(
   try {
     await connection.query('BEGIN');
     await connection.query(`INSERT INTO ${orders} (id, total) VALUES ($1, $2)`, [id, id * 10]);
-    const messageId = await outbox.write(connection, URN, { order_id: id, note: 'ğüş 😀', big: 12345678901234567890 });
+    const messageId = await outbox.write(connection, URN, { order_id: id, note: 'ğüş 😀', price: 19.9 });
     await connection.query(end);
     return messageId;
   } finally {
