@@ -7,6 +7,9 @@ import { parseTopic } from '../pulsar/websocket/index.js';
 import { checkIdempotencyOptions, type IdempotencyOptions } from '../idempotency/store.js';
 import { resolveTelemetry, type ResolvedTelemetry, type TelemetryOption } from '../otel/telemetry-options.js';
 import { resolveServerOptions, type BabelPulsarServerOptions } from './server-options.js';
+import type { OutboxRelayOptions } from '../outbox/relay.js';
+import type { OutboxPool } from '../outbox/relay-store.js';
+import { checkOutboxTable, DEFAULT_OUTBOX_TABLE } from '../outbox/table.js';
 
 /** How the module's BabelPulsarServer consumes (the server options, minus what the module supplies). */
 export interface BabelQueueConsumerOptions {
@@ -86,6 +89,22 @@ export interface BabelQueueModuleOptions {
    * `{ tracing: false }` or `{ metrics: false }` one of them.
    */
   telemetry?: TelemetryOption;
+  /**
+   * The transactional outbox (docs/outbox.md): `pool` is a `pg` Pool on the database of the outbox table. The
+   * module then runs an OutboxRelay that publishes the committed rows (`relay: false` on instances that only
+   * write). BabelOutbox (the writer) is provided either way.
+   */
+  outbox?: BabelQueueOutboxOptions;
+}
+
+export interface BabelQueueOutboxOptions {
+  pool: OutboxPool;
+  /** The outbox table; default `babelqueue_outbox`. */
+  table?: string;
+  /** Create the table (outboxMigrationSql) at start-up when it does not exist; default false. */
+  migrate?: boolean;
+  /** The relay: on by default; `false` turns it off, an object tunes it. */
+  relay?: boolean | Pick<OutboxRelayOptions, 'batchSize' | 'pollIntervalMs' | 'publishTimeoutMs'>;
 }
 
 /** A useClass / useExisting options factory for forRootAsync. */
@@ -112,6 +131,47 @@ export interface ResolvedModuleOptions {
   startupWarnings: { enabled: boolean; serverNotStartedAfterMs: number };
   /** Present when options.telemetry was given (the server has it too, in `server`). */
   telemetry?: ResolvedTelemetry;
+  outbox: ResolvedOutbox;
+}
+
+export interface ResolvedOutbox {
+  table: string;
+  pool?: OutboxPool;
+  migrate: boolean;
+  /** The relay's settings, or null when no relay runs here. */
+  relay: Pick<OutboxRelayOptions, 'batchSize' | 'pollIntervalMs' | 'publishTimeoutMs'> | null;
+}
+
+function resolveOutbox(outbox: unknown): ResolvedOutbox {
+  if (outbox === undefined) return { table: DEFAULT_OUTBOX_TABLE, migrate: false, relay: null };
+  if (!isObject(outbox)) throw new BabelQueueOptionsError('options.outbox must be an object: { pool, table?, relay? }');
+  checkKeys(outbox, ['pool', 'table', 'migrate', 'relay'], 'options.outbox');
+  const options = outbox as unknown as BabelQueueOutboxOptions;
+  if (typeof options.pool?.connect !== 'function') {
+    throw new BabelQueueOptionsError('options.outbox.pool must be a pg Pool (new Pool({ connectionString }))');
+  }
+  let table: string;
+  try {
+    table = checkOutboxTable(options.table, 'options.outbox.table');
+  } catch (error) {
+    throw new BabelQueueOptionsError((error as Error).message);
+  }
+  if (options.migrate !== undefined && typeof options.migrate !== 'boolean') {
+    throw new BabelQueueOptionsError('options.outbox.migrate must be true or false');
+  }
+  const relay = options.relay ?? true;
+  if (typeof relay !== 'boolean' && !isObject(relay)) {
+    throw new BabelQueueOptionsError(
+      'options.outbox.relay must be true, false or { batchSize, pollIntervalMs, publishTimeoutMs }',
+    );
+  }
+  if (isObject(relay)) checkKeys(relay, ['batchSize', 'pollIntervalMs', 'publishTimeoutMs'], 'options.outbox.relay');
+  return {
+    table,
+    pool: options.pool,
+    migrate: options.migrate ?? false,
+    relay: relay === false ? null : relay === true ? {} : relay,
+  };
 }
 
 export const HOOK_NAMES = ['onError', 'onUnknownUrn', 'onRoutingMismatch', 'onDeadLetter'] as const;
@@ -129,6 +189,7 @@ const MODULE_KEYS = [
   'idempotency',
   'startupWarnings',
   'telemetry',
+  'outbox',
 ] as const;
 const CONSUMER_KEYS = [
   'topics',
@@ -411,6 +472,7 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     topic,
     server,
     hooks: resolveHooks(options.hooks),
+    outbox: resolveOutbox(options.outbox),
     startupWarnings: resolveStartupWarnings(options),
     ...(telemetry !== undefined && { telemetry }),
   };
