@@ -12,6 +12,10 @@ import { resolveTelemetry, type TelemetryOption } from '../otel/telemetry-option
 import { BabelProducerPool, type PooledProducerState } from './producer-pool.js';
 import type { ProducerSource } from './server-options.js';
 import { PublishError } from './publish-error.js';
+import type { FieldCipher } from '../schema/gdpr.js';
+import { publishPayload } from '../schema/message-payload.js';
+import { checkPayloadSchema, type PayloadSchema } from '../schema/payload-schema.js';
+import { isUrnContract, type UrnContract } from '../schema/urn-contract.js';
 
 export interface BabelPulsarClientOptions {
   /**
@@ -41,6 +45,8 @@ export interface BabelPulsarClientOptions {
    * symmetry with the server; the client records none.)
    */
   telemetry?: TelemetryOption;
+  /** Encrypts the `x-gdpr-sensitive` fields of a publish's schema (docs/schemas.md). */
+  cipher?: FieldCipher;
 }
 
 export interface PublishOptions {
@@ -67,6 +73,11 @@ export interface PublishOptions {
   orderingKey?: string;
   /** Extra Pulsar properties (e.g. `traceparent`). Blank keys or values are dropped; the `bq-*` properties win. */
   headers?: Record<string, string | undefined>;
+  /**
+   * Validate `data` against this JSON Schema before sending (InvalidPayloadError, nothing sent) and encrypt its
+   * `x-gdpr-sensitive` fields. Default: the contract's schema when publishing through a contract (defineUrn).
+   */
+  schema?: PayloadSchema;
 }
 
 export type BabelClientStatus = 'connected' | 'disconnected' | 'closed';
@@ -194,16 +205,24 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
    * topic or header, or when no topic is given and there is no default topic.
    */
   publish(urn: string, data: object, options?: PublishOptions): Promise<string>;
+  /** Publishes through a typed contract (defineUrn): `data` must be of its payload type; its schema is validated. */
+  publish<T extends object>(contract: UrnContract<T>, data: T, options?: PublishOptions): Promise<string>;
   /** @internal Nest's request/response path: not supported by this transport (see send()). */
   publish(packet: ReadPacket, callback: (packet: WritePacket) => void): () => void;
   publish(
-    first: string | ReadPacket,
+    first: string | ReadPacket | UrnContract<object>,
     second: object | ((packet: WritePacket) => void),
     options: PublishOptions = {},
   ): Promise<string> | (() => void) {
-    if (typeof second === 'function' && typeof first === 'object' && first !== null) {
+    if (typeof second === 'function' && typeof first === 'object' && first !== null && !isUrnContract(first)) {
       (second as (packet: WritePacket) => void)({ err: new BabelQueueError(SEND_UNSUPPORTED), isDisposed: true });
       return () => undefined;
+    }
+    if (isUrnContract(first)) {
+      const schema = options?.schema ?? first.schema;
+      return this.track(
+        this.publishEnvelope(first.urn, second, { ...options, ...(schema !== undefined && { schema }) }),
+      );
     }
     return this.track(this.publishEnvelope(first as string, second, options));
   }
@@ -259,8 +278,9 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     return (await this.track(this.publishEnvelope(pattern, data, options))) as T;
   }
 
-  private async publishEnvelope(urn: string, data: unknown, options: PublishOptions): Promise<string> {
+  private async publishEnvelope(urn: string, given: unknown, options: PublishOptions): Promise<string> {
     this.assertOpen();
+    const data = this.checkedData(urn, given, options);
     // OpenTelemetry (an optional peer) is imported once; without it, or with tracing off, nothing is traced and
     // no trace header is added (trace_id is then the caller's or a new UUID, never the active span's).
     if (this.tracing) await loadOpenTelemetry();
@@ -295,6 +315,13 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     trace?.end(id);
     this.setStatus('connected');
     return id;
+  }
+
+  /** The data to send: validated against the publish's schema and its sensitive fields encrypted, if it has one. */
+  private checkedData(urn: unknown, data: unknown, options: PublishOptions): unknown {
+    if (options?.schema === undefined || typeof urn !== 'string' || urn.trim() === '' || !isData(data)) return data;
+    const schema = checkPayloadSchema(options.schema, 'options.schema');
+    return publishPayload(urn.trim(), data, schema, this.options.cipher);
   }
 
   /** Everything that can be checked before anything is sent. */

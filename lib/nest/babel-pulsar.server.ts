@@ -12,7 +12,8 @@ import { runOnce } from '../idempotency/run-once.js';
 import { ConnectionWatch } from './connection-watch.js';
 import { HandlerRoutes, type Binding, type Route } from './handler-routes.js';
 import type { BabelHandlerExtras } from './babel-handler.decorator.js';
-import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
+import { BABEL_HANDLER_EXTRAS, BABEL_OWN_IDEMPOTENCY, BABEL_TRANSPORT } from './constants.js';
+import { handlerPayload } from '../schema/message-payload.js';
 import { failureCause } from './failure-capture.js';
 import { normalizeTopic } from '../pulsar/websocket/index.js';
 import { messageIdText } from '../pulsar/message-id.js';
@@ -159,7 +160,7 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
     if (babelExtras?.connection !== this.options.name) return;
     if (!babelExtras) this.warnForeignPattern(urn, isEventHandler);
     const name = babelExtras?.handler ?? 'an unnamed handler';
-    const { maxAttempts, retryPolicy, timeoutMs, topic, subscription } = babelExtras ?? {};
+    const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, schema } = babelExtras ?? {};
     if (retryPolicy)
       checkDelayable(this.options.retry === 'nack', this.settings.subscriptionType, `${name} retryPolicy`);
     if (topic !== undefined && isProducer(this.options.retry)) {
@@ -174,6 +175,8 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
         handler: callback,
         name,
         ...(timeoutMs !== undefined && { timeoutMs }),
+        ...(schema !== undefined && { schema }),
+        ...(extras[BABEL_OWN_IDEMPOTENCY] === true && { ownIdempotency: true }),
         ...((maxAttempts !== undefined || retryPolicy !== undefined) && {
           policy: {
             ...(maxAttempts !== undefined && { maxAttempts }),
@@ -342,7 +345,7 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
   }
 
   private async dispatch(
-    { handler }: Route,
+    { handler, schema, ownIdempotency }: Route,
     urn: string,
     envelope: Envelope,
     message: PulsarMessage,
@@ -351,14 +354,16 @@ export class BabelPulsarServer extends Server<BabelServerEvents, BabelServerStat
     const context = new BabelContext([envelope, message, topic, urn]);
     const run = async (): Promise<void> => {
       try {
-        const result: unknown = await handler(envelope.data, context);
+        const payload = handlerPayload(urn, envelope.data, schema, this.options.cipher);
+        const result: unknown = await handler(payload, context);
         // Nest reports handler failures (after exception filters) as an Observable that errors.
         if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
       } catch (reported) {
         throw describeNestFailure(failureCause(context, reported));
       }
     };
-    const idempotency = this.options.idempotency;
+    // A handler with a store of its own (@Idempotent) is governed by that store alone.
+    const idempotency = ownIdempotency ? undefined : this.options.idempotency;
     const work = async (): Promise<void> => {
       if (!idempotency) return run();
       if ((await runOnce(idempotency.store, envelope.meta?.id, run)) === 'duplicate')

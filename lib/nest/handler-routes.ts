@@ -1,6 +1,7 @@
 import type { MessageHandler } from '@nestjs/microservices';
 import type { HandlerPolicy } from '../consumer/index.js';
 import { normalizeTopic } from '../pulsar/websocket/topic.js';
+import type { PayloadSchema } from '../schema/payload-schema.js';
 
 /** One handler as the server runs it. */
 export interface Route {
@@ -9,6 +10,10 @@ export interface Route {
   name: string;
   timeoutMs?: number;
   policy?: HandlerPolicy;
+  /** JSON Schema of `data`, validated (and its marked fields decrypted) before the handler runs. */
+  schema?: PayloadSchema;
+  /** The handler has an idempotency store of its own: the module-wide one does not wrap it. */
+  ownIdempotency?: boolean;
 }
 
 /** A topic and subscription the server consumes, with the handlers routed within it. */

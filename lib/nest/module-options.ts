@@ -8,6 +8,7 @@ import { checkIdempotencyOptions, type IdempotencyOptions } from '../idempotency
 import { resolveTelemetry, type ResolvedTelemetry, type TelemetryOption } from '../otel/telemetry-options.js';
 import { resolveServerOptions, type BabelPulsarServerOptions } from './server-options.js';
 import type { OutboxRelayOptions } from '../outbox/relay.js';
+import type { FieldCipher } from '../schema/gdpr.js';
 import type { OutboxPool } from '../outbox/relay-store.js';
 import { checkOutboxTable, DEFAULT_OUTBOX_TABLE } from '../outbox/table.js';
 
@@ -95,6 +96,11 @@ export interface BabelQueueModuleOptions {
    * write). BabelOutbox (the writer) is provided either way.
    */
   outbox?: BabelQueueOutboxOptions;
+  /**
+   * GDPR field encryption (docs/schemas.md): the cipher that encrypts the `x-gdpr-sensitive` fields of a
+   * schema on publish and decrypts them before the handler runs (e.g. `new AesGcmCipher(key)`).
+   */
+  gdpr?: { cipher: FieldCipher };
 }
 
 export interface BabelQueueOutboxOptions {
@@ -132,6 +138,7 @@ export interface ResolvedModuleOptions {
   /** Present when options.telemetry was given (the server has it too, in `server`). */
   telemetry?: ResolvedTelemetry;
   outbox: ResolvedOutbox;
+  cipher?: FieldCipher;
 }
 
 export interface ResolvedOutbox {
@@ -190,6 +197,7 @@ const MODULE_KEYS = [
   'startupWarnings',
   'telemetry',
   'outbox',
+  'gdpr',
 ] as const;
 const CONSUMER_KEYS = [
   'topics',
@@ -411,6 +419,15 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
       throw new BabelQueueOptionsError((error as Error).message);
     }
   }
+  const cipher = options.gdpr?.cipher;
+  if (
+    options.gdpr !== undefined &&
+    (!isObject(options.gdpr) || typeof cipher?.encrypt !== 'function' || typeof cipher.decrypt !== 'function')
+  ) {
+    throw new BabelQueueOptionsError(
+      'options.gdpr must be { cipher } with encrypt and decrypt (e.g. new AesGcmCipher(key))',
+    );
+  }
   let telemetry: ResolvedTelemetry | undefined;
   if (options.telemetry !== undefined) {
     try {
@@ -450,6 +467,7 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     ...(consumer.nackRedeliverTimeoutMs !== undefined && { nackRedeliverTimeoutMs: consumer.nackRedeliverTimeoutMs }),
     ...(options.logger !== undefined && { logger: options.logger }),
     ...(options.idempotency !== undefined && { idempotency: options.idempotency }),
+    ...(cipher !== undefined && { cipher }),
     ...(telemetry !== undefined && { telemetry }),
   };
   if (
@@ -473,6 +491,7 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     server,
     hooks: resolveHooks(options.hooks),
     outbox: resolveOutbox(options.outbox),
+    ...(cipher !== undefined && { cipher }),
     startupWarnings: resolveStartupWarnings(options),
     ...(telemetry !== undefined && { telemetry }),
   };

@@ -226,6 +226,7 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
           producers: pool,
           ...(options.topic !== undefined && { topic: options.topic }),
           ...(options.telemetry !== undefined && { telemetry: options.telemetry }),
+          ...(options.cipher !== undefined && { cipher: options.cipher }),
         }),
     },
     {
