@@ -206,7 +206,7 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
    */
   publish(urn: string, data: object, options?: PublishOptions): Promise<string>;
   /** Publishes through a typed contract (defineUrn): `data` must be of its payload type; its schema is validated. */
-  publish<T extends object>(contract: UrnContract<T>, data: T, options?: PublishOptions): Promise<string>;
+  publish<T extends object>(contract: UrnContract<T>, data: NoInfer<T>, options?: PublishOptions): Promise<string>;
   /** @internal Nest's request/response path: not supported by this transport (see send()). */
   publish(packet: ReadPacket, callback: (packet: WritePacket) => void): () => void;
   publish(

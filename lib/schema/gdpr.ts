@@ -1,5 +1,5 @@
 import { BabelQueueError } from '../envelope/index.js';
-import { parseJson, stringifyJson } from '../envelope/json.js';
+import { moveRawSlot, parseJson, rawNumberAt, stringifyJson } from '../envelope/json.js';
 import type { PayloadSchema } from './payload-schema.js';
 
 /** Field-level encryption: a KMS, Vault transit, or the reference AesGcmCipher. */
@@ -62,8 +62,10 @@ const segmentsOf = (path: string): Segment[] =>
             : { key: part, array: false },
         );
 
+type Leaf = (value: unknown, container: object, key: string | number) => { value: unknown } | null;
+
 /** Applies `leaf` to every value at `segments` in `node`; an absent field or another shape is skipped. */
-function visit(node: unknown, segments: Segment[], leaf: (value: unknown) => { value: unknown } | null): void {
+function visit(node: unknown, segments: Segment[], leaf: Leaf): void {
   const [first, ...rest] = segments;
   if (!first || !isObject(node) || !Object.prototype.hasOwnProperty.call(node, first.key)) return;
   const child = node[first.key];
@@ -71,21 +73,26 @@ function visit(node: unknown, segments: Segment[], leaf: (value: unknown) => { v
     if (!Array.isArray(child)) return;
     child.forEach((element, index) => {
       if (rest.length > 0) return visit(element, rest, leaf);
-      const replaced = leaf(element);
+      const replaced = leaf(element, child, index);
       if (replaced) child[index] = replaced.value;
     });
     return;
   }
   if (rest.length > 0) return visit(child, rest, leaf);
-  const replaced = leaf(child);
-  if (replaced)
+  const replaced = leaf(child, node, first.key);
+  if (replaced) {
     Object.defineProperty(node, first.key, {
       value: replaced.value,
       writable: true,
       enumerable: true,
       configurable: true,
     });
+  }
 }
+
+/** The exact JSON text of one value in its container (a number keeps the text it arrived with). */
+const leafJson = (value: unknown, container: object, key: string | number): string =>
+  (typeof value === 'number' ? rawNumberAt(container, key) : undefined) ?? stringifyJson(value) ?? 'null';
 
 /** A deep copy that keeps exact numbers (the copy is what protect / unprotect change). */
 function copyOf<T>(data: T): T {
@@ -103,8 +110,8 @@ export function protect<T extends object>(data: T, schema: PayloadSchema | undef
   if (paths.length === 0) return data;
   const copy = copyOf(data);
   for (const path of paths) {
-    visit(copy, segmentsOf(path), (value) => ({
-      value: cipher.encrypt(Buffer.from(stringifyJson(value) ?? 'null', 'utf8')),
+    visit(copy, segmentsOf(path), (value, container, key) => ({
+      value: cipher.encrypt(Buffer.from(leafJson(value, container, key), 'utf8')),
     }));
   }
   return copy;
@@ -119,7 +126,7 @@ export function unprotect<T extends object>(data: T, schema: PayloadSchema | und
   if (paths.length === 0) return data;
   const copy = copyOf(data);
   for (const path of paths) {
-    visit(copy, segmentsOf(path), (value) => {
+    visit(copy, segmentsOf(path), (value, container, key) => {
       if (typeof value !== 'string') return null;
       let plaintext: Buffer;
       try {
@@ -127,9 +134,14 @@ export function unprotect<T extends object>(data: T, schema: PayloadSchema | und
       } catch (error) {
         throw new DecryptError(path, error instanceof Error ? error.message : String(error), { cause: error });
       }
-      const parsed = parseJson(plaintext.toString('utf8'));
-      if (!parsed.ok) throw new DecryptError(path, `the decrypted value is not JSON (${parsed.error})`);
-      return { value: parsed.value };
+      // Parsed inside a holder so that a number's exact text is recorded, then moved to the field's slot.
+      const parsed = parseJson(`[${plaintext.toString('utf8')}]`);
+      const holder = parsed.ok ? (parsed.value as unknown[]) : [];
+      if (!parsed.ok || holder.length !== 1) {
+        throw new DecryptError(path, `the decrypted value is not JSON${parsed.ok ? '' : ` (${parsed.error})`}`);
+      }
+      moveRawSlot(holder, 0, container, key);
+      return { value: holder[0] };
     });
   }
   return copy;
