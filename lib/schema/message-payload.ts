@@ -1,6 +1,20 @@
 import { BabelQueueError } from '../envelope/index.js';
-import { DecryptError, hasSensitiveFields, protect, sensitivePaths, unprotect, type FieldCipher } from './gdpr.js';
+import { hasSensitiveFields, protect, unprotect, type FieldCipher } from './gdpr.js';
 import { assertPayload, type PayloadSchema } from './payload-schema.js';
+
+const NO_CIPHER_ERROR = new BabelQueueError(
+  'the schema marks x-gdpr-sensitive fields but no cipher is configured (gdpr option)',
+);
+
+/** Stands in when no cipher is configured: a marked value that is present fails; an absent one is fine. */
+const NO_CIPHER: FieldCipher = {
+  encrypt: () => {
+    throw NO_CIPHER_ERROR;
+  },
+  decrypt: () => {
+    throw NO_CIPHER_ERROR;
+  },
+};
 
 /**
  * What a handler receives as its payload: the marked fields decrypted, then the cleartext validated against the
@@ -15,17 +29,8 @@ export function handlerPayload(
   cipher: FieldCipher | undefined,
 ): Record<string, unknown> {
   if (schema === undefined) return data;
-  let clear = data;
-  if (hasSensitiveFields(schema)) {
-    if (!cipher) {
-      const [path = ''] = sensitivePaths(schema).filter((p) => p !== '');
-      throw new DecryptError(
-        path,
-        'the schema marks x-gdpr-sensitive fields but no cipher is configured (gdpr option)',
-      );
-    }
-    clear = unprotect(data, schema, cipher);
-  }
+  // Without a cipher a marked value that is present fails (DecryptError, retried); an absent one is fine.
+  const clear = hasSensitiveFields(schema) ? unprotect(data, schema, cipher ?? NO_CIPHER) : data;
   assertPayload(urn, schema, clear);
   return clear;
 }
@@ -44,10 +49,12 @@ export function publishPayload<T extends object>(
   if (schema === undefined) return data;
   assertPayload(urn, schema, data);
   if (!hasSensitiveFields(schema)) return data;
-  if (!cipher) {
+  try {
+    return protect(data, schema, cipher ?? NO_CIPHER);
+  } catch (error) {
+    if (error !== NO_CIPHER_ERROR) throw error;
     throw new BabelQueueError(
       `the schema of ${urn} marks x-gdpr-sensitive fields but no cipher is configured (gdpr option): nothing was published`,
     );
   }
-  return protect(data, schema, cipher);
 }
