@@ -53,8 +53,9 @@ export interface PublishOptions {
   /** Topic to publish to; defaults to the client's topic. `meta.queue` is its bare name. */
   topic?: string;
   /**
-   * Continue this trace (`trace_id` and `bq-trace-id`). When absent or blank: the active OpenTelemetry span's trace
-   * id as a UUID if a span is active (and tracing is on), else a new UUID.
+   * Continue this trace (`trace_id` and `bq-trace-id`); the publish span is placed in it too (linked to the active
+   * span, if any), so `traceparent` names the same trace. When absent or blank: the active OpenTelemetry span's
+   * trace id as a UUID if a span is active (and tracing is on), else a new UUID.
    */
   traceId?: string;
   /**
