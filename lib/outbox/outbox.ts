@@ -1,5 +1,9 @@
 import { BabelQueueError, EnvelopeCodec, bareTopicName } from '../envelope/index.js';
 import { parseTopic } from '../pulsar/websocket/index.js';
+import type { FieldCipher } from '../schema/gdpr.js';
+import { publishPayload } from '../schema/message-payload.js';
+import { checkPayloadSchema, type PayloadSchema } from '../schema/payload-schema.js';
+import { isUrnContract, type UrnContract } from '../schema/urn-contract.js';
 import { checkSqlRunner, runSql, type OutboxSqlRunner } from './sql.js';
 import { checkOutboxTable } from './table.js';
 
@@ -8,8 +12,8 @@ export interface BabelOutboxOptions {
   table?: string;
   /** Topic of write() when the call names none. */
   topic?: string;
-  /** Called with (urn, data) before anything is written; throw to refuse the message (e.g. a payload schema). */
-  validate?: (urn: string, data: Record<string, unknown>) => void;
+  /** Encrypts the `x-gdpr-sensitive` fields of a write's schema (docs/schemas.md). */
+  cipher?: FieldCipher;
 }
 
 export interface OutboxWriteOptions {
@@ -21,6 +25,8 @@ export interface OutboxWriteOptions {
   id?: string;
   /** Partition key the relay publishes with. */
   key?: string;
+  /** Validate `data` (InvalidPayloadError, nothing written) and encrypt its marked fields; default: the contract's. */
+  schema?: PayloadSchema;
 }
 
 const isPlainData = (value: unknown): value is Record<string, unknown> =>
@@ -48,12 +54,12 @@ function checkTopic(topic: unknown, name: string): string {
 export class BabelOutbox {
   readonly table: string;
   private readonly defaultTopic: string | undefined;
-  private readonly validate: BabelOutboxOptions['validate'];
+  private readonly cipher: FieldCipher | undefined;
 
   constructor(options: BabelOutboxOptions = {}) {
     this.table = checkOutboxTable(options.table, 'options.table');
     this.defaultTopic = options.topic === undefined ? undefined : checkTopic(options.topic, 'options.topic');
-    this.validate = options.validate;
+    this.cipher = options.cipher;
   }
 
   /**
@@ -61,17 +67,27 @@ export class BabelOutbox {
    * EntityManager inside `dataSource.transaction(...)`) and resolves to its `meta.id`. Rejects before writing on
    * a blank URN, data that is not a plain object, or no topic.
    */
+  write(transaction: OutboxSqlRunner, urn: string, data: object, options?: OutboxWriteOptions): Promise<string>;
+  /** Writes through a typed contract (defineUrn): `data` must be of its payload type; its schema is validated. */
+  write<T extends object>(
+    transaction: OutboxSqlRunner,
+    contract: UrnContract<T>,
+    data: NoInfer<T>,
+    options?: OutboxWriteOptions,
+  ): Promise<string>;
   async write(
     transaction: OutboxSqlRunner,
-    urn: string,
-    data: object,
+    urnOrContract: string | UrnContract<object>,
+    given: object,
     options: OutboxWriteOptions = {},
   ): Promise<string> {
+    const contract = isUrnContract(urnOrContract) ? urnOrContract : undefined;
+    const urn = contract ? contract.urn : (urnOrContract as string);
     const runner = checkSqlRunner(transaction, 'the transaction argument of BabelOutbox.write');
     if (typeof urn !== 'string' || urn.trim() === '') {
       throw new BabelQueueError(`BabelOutbox.write needs a non-blank URN, got ${JSON.stringify(urn) ?? String(urn)}`);
     }
-    if (!isPlainData(data))
+    if (!isPlainData(given))
       throw new BabelQueueError('BabelOutbox.write data must be a plain object (use {} for none)');
     const topic = options.topic === undefined ? this.defaultTopic : checkTopic(options.topic, 'options.topic');
     if (topic === undefined) {
@@ -80,7 +96,11 @@ export class BabelOutbox {
     if (options.key !== undefined && typeof options.key !== 'string') {
       throw new BabelQueueError('options.key must be a string');
     }
-    this.validate?.(urn.trim(), data);
+    const schema = options.schema ?? contract?.schema;
+    const data =
+      schema === undefined
+        ? given
+        : publishPayload(urn.trim(), given, checkPayloadSchema(schema, 'options.schema'), this.cipher);
     const envelope = EnvelopeCodec.make(urn, data, {
       queue: bareTopicName(topic),
       ...(options.traceId !== undefined && options.traceId.trim() !== '' && { traceId: options.traceId }),

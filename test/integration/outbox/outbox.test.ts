@@ -2,8 +2,12 @@
 import { jest } from '@jest/globals';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
+import { randomBytes } from 'node:crypto';
 import {
+  AesGcmCipher,
   BabelOutbox,
+  defineUrn,
+  InvalidPayloadError,
   BabelProducerPool,
   BQ,
   OutboxRelay,
@@ -270,4 +274,35 @@ test('start(): the background relay publishes what is committed while it runs, a
   expect(idOf(message!)).toBe(id);
   await relay.stop();
   expect(relay.started).toBe(false);
+});
+
+test('through a typed contract: invalid data writes nothing; marked fields are stored and published encrypted', async () => {
+  const topic = uniqueTopic('outbox-contract');
+  const tables = await freshTables(pool);
+  const consumer = await subscribe(topic);
+  const cipher = new AesGcmCipher(randomBytes(32));
+  const outbox = new BabelOutbox({ table: tables.outbox, topic, cipher });
+  const signup = defineUrn<{ user_id: number; email: string }>('urn:babel:users:signed-up', {
+    schema: {
+      type: 'object',
+      required: ['user_id', 'email'],
+      properties: { user_id: { type: 'integer', minimum: 1 }, email: { type: 'string', 'x-gdpr-sensitive': true } },
+    },
+  });
+  const connection = await pool.connect();
+  try {
+    await connection.query('BEGIN');
+    await expect(outbox.write(connection, signup, { user_id: 0, email: 'a@b.c' })).rejects.toThrow(InvalidPayloadError);
+    await outbox.write(connection, signup, { user_id: 1, email: 'a@b.c' });
+    await connection.query('COMMIT');
+  } finally {
+    connection.release();
+  }
+  const [row] = await storedRows(pool, tables.outbox);
+  expect(row!.body.toString('utf8')).not.toContain('a@b.c');
+  expect(await relayOn(tables.outbox).drain()).toEqual({ published: 1, failed: 0 });
+  const [message] = await receiveN(consumer, 1);
+  expect(message!.getData().equals(row!.body)).toBe(true);
+  const data = (JSON.parse(message!.getData().toString('utf8')) as { data: { email: string } }).data;
+  expect(cipher.decrypt(data.email).toString('utf8')).toBe('"a@b.c"');
 });
