@@ -10,3 +10,5 @@ export * from './redrive/index.js';
 export * from './idempotency/index.js';
 export type { TelemetryOption, TelemetryOptions } from './otel/telemetry-options.js';
 export * from './dashboard/index.js';
+export * from './outbox/index.js';
+export * from './schema/index.js';

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { brokerAnswers, brokerSettings, ensureBroker, stopBroker } from './lib/broker.mjs';
 import { chaosEnv } from '../test/chaos/support/global-setup.mjs';
 import { ensureNativeClient } from './lib/native-client.mjs';
+import { ensurePostgres, stopPostgres } from './lib/postgres.mjs';
 import { stopSecuredBroker } from './lib/secured-broker.mjs';
 import { stopCluster } from './lib/cluster.mjs';
 
@@ -97,6 +98,13 @@ if (needsBroker) {
   broker = await ensureBroker();
   process.env.PULSAR_WEB_URL = broker.webUrl;
   process.env.PULSAR_SERVICE_URL = broker.serviceUrl;
+}
+
+// The outbox suites (integration) write to a real PostgreSQL: one cluster for every run, stopped at the end.
+let postgres = null;
+if (projects.includes('integration')) {
+  postgres = await ensurePostgres();
+  process.env.BQ_PG_URL = postgres.url;
 }
 
 // The security suites start the secured broker on first use; it serves every run and is stopped at the end.
@@ -213,6 +221,7 @@ try {
 } finally {
   if (chaosOwned) await stopBroker(brokerSettings(chaosEnv()));
   if (broker?.started) await stopBroker();
+  if (postgres?.started) await stopPostgres();
   await stopSecuredBroker(undefined, securedOwner);
   await stopCluster(undefined, clusterOwner);
 }

@@ -47,6 +47,20 @@ export function copyRawInfo(from: Container, to: Container): void {
   if (order !== undefined) KEY_ORDER.set(to, order.slice());
 }
 
+/** The recorded text of the number at `key` of `container`, if String() would not reproduce it. */
+export function rawNumberAt(container: Container, key: Slot): string | undefined {
+  return RAW_NUMBERS.get(container)?.get(key);
+}
+
+/** Moves the recorded number text of one slot to another container's slot (or forgets it there). */
+export function moveRawSlot(from: Container, fromKey: Slot, to: Container, toKey: Slot): void {
+  const raw = RAW_NUMBERS.get(from)?.get(fromKey);
+  if (raw === undefined) return forgetRaw(to, toKey);
+  let raws = RAW_NUMBERS.get(to);
+  if (!raws) RAW_NUMBERS.set(to, (raws = new Map()));
+  raws.set(toKey, raw);
+}
+
 /** Forgets the recorded text at `key`, so the next write of that slot is fresh. */
 export function forgetRaw(container: Container, key: Slot): void {
   RAW_NUMBERS.get(container)?.delete(key);

@@ -1,6 +1,8 @@
 import { UseInterceptors, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import { concat, defer, from, ignoreElements, mergeMap, of, type Observable } from 'rxjs';
+import { PATTERN_EXTRAS_METADATA } from '@nestjs/microservices/constants.js';
 import { BabelContext } from '../nest/babel.context.js';
+import { BABEL_OWN_IDEMPOTENCY } from '../nest/constants.js';
 import { checkIdempotencyOptions, type IdempotencyOptions, type IdempotencyStore } from './store.js';
 
 /**
@@ -30,8 +32,21 @@ export class IdempotencyInterceptor implements NestInterceptor {
   }
 }
 
-/** Makes one handler idempotent: `@Idempotent({ store })` beside `@BabelHandler(...)`. */
+/**
+ * Makes one handler idempotent: `@Idempotent({ store })` beside `@BabelHandler(...)`. Its store replaces the
+ * module-wide one for this handler (the server sees the mark in the pattern extras, which Nest merges whichever
+ * decorator runs first).
+ */
 export function Idempotent(options: IdempotencyOptions): MethodDecorator {
   checkIdempotencyOptions(options, '@Idempotent options');
-  return UseInterceptors(new IdempotencyInterceptor(options.store));
+  const intercept = UseInterceptors(new IdempotencyInterceptor(options.store));
+  return (target, key, descriptor) => {
+    const method = descriptor.value as object;
+    Reflect.defineMetadata(
+      PATTERN_EXTRAS_METADATA,
+      { ...Reflect.getMetadata(PATTERN_EXTRAS_METADATA, method), [BABEL_OWN_IDEMPOTENCY]: true },
+      method,
+    );
+    return intercept(target, key, descriptor);
+  };
 }

@@ -6,6 +6,8 @@ import { BabelFailureRelay } from './failure-relay.js';
 import { Idempotent } from '../idempotency/idempotent.interceptor.js';
 import type { IdempotencyOptions } from '../idempotency/store.js';
 import { parseTopic } from '../pulsar/websocket/topic.js';
+import { checkPayloadSchema, type PayloadSchema } from '../schema/payload-schema.js';
+import { isUrnContract, type UrnContract } from '../schema/urn-contract.js';
 
 export interface BabelHandlerOptions {
   /** Free-form metadata kept with the handler (Nest "extras"), e.g. for documentation tooling. */
@@ -27,6 +29,11 @@ export interface BabelHandlerOptions {
   subscription?: string;
   /** The named registration (`BabelQueueModule.forRoot({ name })`) whose server runs this handler; default: the unnamed one. */
   connection?: string;
+  /**
+   * JSON Schema of `data` (docs/schemas.md): a message that breaks it is dead-lettered at once with every
+   * violation; `x-gdpr-sensitive` fields are decrypted first. Default: the contract's schema, if any.
+   */
+  schema?: PayloadSchema;
 }
 
 /** What @BabelHandler stores in the handler's extras, so the server can name both sides of a clash. */
@@ -41,6 +48,7 @@ export interface BabelHandlerExtras {
   topic?: string;
   subscription?: string;
   connection?: string;
+  schema?: PayloadSchema;
 }
 
 const HANDLER_OPTION_KEYS = [
@@ -52,6 +60,7 @@ const HANDLER_OPTION_KEYS = [
   'topic',
   'subscription',
   'connection',
+  'schema',
 ] as const satisfies ReadonlyArray<keyof BabelHandlerOptions>;
 
 function optionalName(value: unknown, option: string, example: string): string | undefined {
@@ -74,12 +83,29 @@ function optionalTopic(value: unknown): string | undefined {
   return topic;
 }
 
+/** A decorator that only fits a method whose first parameter accepts the contract's payload type. */
+export type TypedHandlerDecorator<T> = <M extends (data: T, ...rest: never[]) => unknown>(
+  target: object,
+  key: string | symbol,
+  descriptor: TypedPropertyDescriptor<M>,
+) => void;
+
 /**
  * Marks a controller method as the handler of one BabelQueue URN. It registers through Nest's event
  * patterns, so guards, pipes, interceptors and exception filters apply; `@Payload()` is `envelope.data`
- * and `@Ctx()` is a `BabelContext`.
+ * and `@Ctx()` is a `BabelContext`. Given a contract (defineUrn), the method's first parameter must accept
+ * its payload type, and its schema is validated.
  */
-export function BabelHandler(urn: string, options: BabelHandlerOptions = {}): MethodDecorator {
+export function BabelHandler(urn: string, options?: BabelHandlerOptions): MethodDecorator;
+export function BabelHandler<T extends object>(
+  contract: UrnContract<T>,
+  options?: BabelHandlerOptions,
+): TypedHandlerDecorator<T>;
+export function BabelHandler(
+  urnOrContract: string | UrnContract<object>,
+  options: BabelHandlerOptions = {},
+): MethodDecorator {
+  const urn = isUrnContract(urnOrContract) ? urnOrContract.urn : urnOrContract;
   const pattern = typeof urn === 'string' ? urn.trim() : '';
   if (pattern === '')
     throw new TypeError('@BabelHandler needs a non-blank URN, e.g. @BabelHandler("urn:babel:orders:created")');
@@ -106,6 +132,8 @@ export function BabelHandler(urn: string, options: BabelHandlerOptions = {}): Me
   const subscription = optionalName(options.subscription, 'subscription', '"billing"');
   const connection = optionalName(options.connection, 'connection', '"payments"');
   const idempotent = options.idempotency ? Idempotent(options.idempotency) : undefined;
+  const given = options.schema ?? (isUrnContract(urnOrContract) ? urnOrContract.schema : undefined);
+  const schema = given === undefined ? undefined : checkPayloadSchema(given, `@BabelHandler('${pattern}') schema`);
   return (target, key, descriptor) => {
     const owner = typeof target === 'function' ? target.name : target.constructor.name;
     const extras = {
@@ -120,6 +148,7 @@ export function BabelHandler(urn: string, options: BabelHandlerOptions = {}): Me
         ...(topic !== undefined && { topic }),
         ...(subscription !== undefined && { subscription }),
         ...(connection !== undefined && { connection }),
+        ...(schema !== undefined && { schema }),
       } satisfies BabelHandlerExtras,
     };
     const register = EventPattern<string>(pattern, BABEL_TRANSPORT, extras) as MethodDecorator;

@@ -12,6 +12,10 @@ import { resolveTelemetry, type TelemetryOption } from '../otel/telemetry-option
 import { BabelProducerPool, type PooledProducerState } from './producer-pool.js';
 import type { ProducerSource } from './server-options.js';
 import { PublishError } from './publish-error.js';
+import type { FieldCipher } from '../schema/gdpr.js';
+import { publishPayload } from '../schema/message-payload.js';
+import { checkPayloadSchema, type PayloadSchema } from '../schema/payload-schema.js';
+import { isUrnContract, type UrnContract } from '../schema/urn-contract.js';
 
 export interface BabelPulsarClientOptions {
   /**
@@ -46,6 +50,8 @@ export interface BabelPulsarClientOptions {
    * PublishError naming the topic. Default 10000 ms; per call: `publish(urn, data, { timeoutMs })`.
    */
   publishTimeoutMs?: number;
+  /** Encrypts the `x-gdpr-sensitive` fields of a publish's schema (docs/schemas.md). */
+  cipher?: FieldCipher;
 }
 
 /** The default of `publishTimeoutMs`: long enough for a broker that is busy, short enough for one that is down. */
@@ -55,8 +61,9 @@ export interface PublishOptions {
   /** Topic to publish to; defaults to the client's topic. `meta.queue` is its bare name. */
   topic?: string;
   /**
-   * Continue this trace (`trace_id` and `bq-trace-id`). When absent or blank: the active OpenTelemetry span's trace
-   * id as a UUID if a span is active (and tracing is on), else a new UUID.
+   * Continue this trace (`trace_id` and `bq-trace-id`); the publish span is placed in it too (linked to the active
+   * span, if any), so `traceparent` names the same trace. When absent or blank: the active OpenTelemetry span's
+   * trace id as a UUID if a span is active (and tracing is on), else a new UUID.
    */
   traceId?: string;
   /**
@@ -77,6 +84,11 @@ export interface PublishOptions {
   headers?: Record<string, string | undefined>;
   /** How long this publish waits for the broker; default the client's `publishTimeoutMs` (10000 ms). */
   timeoutMs?: number;
+  /**
+   * Validate `data` against this JSON Schema before sending (InvalidPayloadError, nothing sent) and encrypt its
+   * `x-gdpr-sensitive` fields. Default: the contract's schema when publishing through a contract (defineUrn).
+   */
+  schema?: PayloadSchema;
 }
 
 export type BabelClientStatus = 'connected' | 'disconnected' | 'closed';
@@ -212,16 +224,24 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
    * topic or header, or when no topic is given and there is no default topic.
    */
   publish(urn: string, data: object, options?: PublishOptions): Promise<string>;
+  /** Publishes through a typed contract (defineUrn): `data` must be of its payload type; its schema is validated. */
+  publish<T extends object>(contract: UrnContract<T>, data: NoInfer<T>, options?: PublishOptions): Promise<string>;
   /** @internal Nest's request/response path: not supported by this transport (see send()). */
   publish(packet: ReadPacket, callback: (packet: WritePacket) => void): () => void;
   publish(
-    first: string | ReadPacket,
+    first: string | ReadPacket | UrnContract<object>,
     second: object | ((packet: WritePacket) => void),
     options: PublishOptions = {},
   ): Promise<string> | (() => void) {
-    if (typeof second === 'function' && typeof first === 'object' && first !== null) {
+    if (typeof second === 'function' && typeof first === 'object' && first !== null && !isUrnContract(first)) {
       (second as (packet: WritePacket) => void)({ err: new BabelQueueError(SEND_UNSUPPORTED), isDisposed: true });
       return () => undefined;
+    }
+    if (isUrnContract(first)) {
+      const schema = options?.schema ?? first.schema;
+      return this.track(
+        this.publishEnvelope(first.urn, second, { ...options, ...(schema !== undefined && { schema }) }),
+      );
     }
     return this.track(this.publishEnvelope(first as string, second, options));
   }
@@ -294,8 +314,9 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     return (await this.track(this.publishEnvelope(pattern, data, options))) as T;
   }
 
-  private async publishEnvelope(urn: string, data: unknown, options: PublishOptions): Promise<string> {
+  private async publishEnvelope(urn: string, given: unknown, options: PublishOptions): Promise<string> {
     this.assertOpen();
+    const data = this.checkedData(urn, given, options);
     // OpenTelemetry (an optional peer) is imported once; without it, or with tracing off, nothing is traced and
     // no trace header is added (trace_id is then the caller's or a new UUID, never the active span's).
     if (this.tracing) await loadOpenTelemetry();
@@ -367,6 +388,13 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     if (this.reported.has(failure)) return;
     this.reported.add(failure);
     this.events.emit('error', failure);
+  }
+
+  /** The data to send: validated against the publish's schema and its sensitive fields encrypted, if it has one. */
+  private checkedData(urn: unknown, data: unknown, options: PublishOptions): unknown {
+    if (options?.schema === undefined || typeof urn !== 'string' || urn.trim() === '' || !isData(data)) return data;
+    const schema = checkPayloadSchema(options.schema, 'options.schema');
+    return publishPayload(urn.trim(), data, schema, this.options.cipher);
   }
 
   /** Everything that can be checked before anything is sent. */

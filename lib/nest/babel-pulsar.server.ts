@@ -13,7 +13,8 @@ import { runOnce } from '../idempotency/run-once.js';
 import { ConnectionWatch } from './connection-watch.js';
 import { HandlerRoutes, type Binding, type Route } from './handler-routes.js';
 import type { BabelHandlerExtras } from './babel-handler.decorator.js';
-import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
+import { BABEL_HANDLER_EXTRAS, BABEL_OWN_IDEMPOTENCY, BABEL_TRANSPORT } from './constants.js';
+import { handlerPayload } from '../schema/message-payload.js';
 import { failureOf, unrelayedFailureOf } from './failure-classify.js';
 import { ATTACH_RELAY, type BabelFailureRelay, type RelayTarget } from './failure-relay.js';
 import { subscriptionLine } from './startup-lines.js';
@@ -176,7 +177,7 @@ export class BabelPulsarServer
     if (babelExtras?.connection !== this.options.name) return;
     if (!babelExtras) this.warnForeignPattern(urn, isEventHandler);
     const name = babelExtras?.handler ?? 'an unnamed handler';
-    const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, owner, method } = babelExtras ?? {};
+    const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, owner, method, schema } = babelExtras ?? {};
     if (retryPolicy)
       checkDelayable(this.options.retry === 'nack', this.settings.subscriptionType, `${name} retryPolicy`);
     if (topic !== undefined && isProducer(this.options.retry)) {
@@ -192,6 +193,8 @@ export class BabelPulsarServer
         name,
         ...(owner !== undefined && method !== undefined && { declaredAt: { owner, method } }),
         ...(timeoutMs !== undefined && { timeoutMs }),
+        ...(schema !== undefined && { schema }),
+        ...(extras[BABEL_OWN_IDEMPOTENCY] === true && { ownIdempotency: true }),
         ...((maxAttempts !== undefined || retryPolicy !== undefined) && {
           policy: {
             ...(maxAttempts !== undefined && { maxAttempts }),
@@ -438,7 +441,7 @@ export class BabelPulsarServer
   }
 
   private async dispatch(
-    { handler, declaredAt, direct }: Route,
+    { handler, declaredAt, direct, schema, ownIdempotency }: Route,
     urn: string,
     envelope: Envelope,
     message: PulsarMessage,
@@ -447,9 +450,10 @@ export class BabelPulsarServer
     const context = contextFor([envelope, message, topic, urn], declaredAt);
     const run = async (): Promise<void> => {
       try {
+        const payload = handlerPayload(urn, envelope.data, schema, this.options.cipher);
         const result: unknown = direct
-          ? await BabelPulsarServer.callDirectly(direct, envelope.data, context)
-          : await handler(envelope.data, context);
+          ? await BabelPulsarServer.callDirectly(direct, payload, context)
+          : await handler(payload, context);
         // Nest hands a failure to the exception filters, whose verdict is an Observable: an error (the failure
         // relay's, or a user filter's) or a completion (a user filter took the failure as handled).
         if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
@@ -457,7 +461,8 @@ export class BabelPulsarServer
         throw declaredAt ? failureOf(reported) : unrelayedFailureOf(reported);
       }
     };
-    const idempotency = this.options.idempotency;
+    // A handler with a store of its own (@Idempotent) is governed by that store alone.
+    const idempotency = ownIdempotency ? undefined : this.options.idempotency;
     const work = async (): Promise<void> => {
       if (!idempotency) return run();
       if ((await runOnce(idempotency.store, envelope.meta?.id, run)) === 'duplicate')

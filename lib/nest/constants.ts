@@ -6,3 +6,6 @@ export const BABEL_HANDLER_EXTRAS = 'babelqueue';
 
 /** DI token of the Pulsar client the module uses (native `pulsar-client` or PulsarWebSocketClient). */
 export const BABEL_PULSAR_CLIENT = Symbol('BABEL_PULSAR_CLIENT');
+
+/** Pattern-extras key set by @Idempotent (and @BabelHandler's idempotency): the handler has a store of its own. */
+export const BABEL_OWN_IDEMPOTENCY = 'babelqueue:own-idempotency';

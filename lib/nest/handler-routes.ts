@@ -4,6 +4,7 @@ import type { HandlerRef } from './babel.context.js';
 import type { DirectCall } from './direct-call.js';
 import type { BabelFailureRelay } from './failure-relay.js';
 import { normalizeTopic } from '../pulsar/websocket/topic.js';
+import type { PayloadSchema } from '../schema/payload-schema.js';
 
 /** One handler as the server runs it. */
 export interface Route {
@@ -16,6 +17,10 @@ export interface Route {
   direct?: { call: DirectCall; relay: BabelFailureRelay };
   timeoutMs?: number;
   policy?: HandlerPolicy;
+  /** JSON Schema of `data`, validated (and its marked fields decrypted) before the handler runs. */
+  schema?: PayloadSchema;
+  /** The handler has an idempotency store of its own: the module-wide one does not wrap it. */
+  ownIdempotency?: boolean;
 }
 
 /** A topic and subscription the server consumes, with the handlers routed within it. */

@@ -27,6 +27,7 @@ export type {
   BabelQueueConsumerOptions,
   BabelQueueHooksOption,
   BabelQueueModuleOptions,
+  BabelQueueOutboxOptions,
   BabelQueueOptionsFactory,
 } from './module-options.js';
 export { BabelQueueHealthIndicator } from './health.indicator.js';
@@ -38,6 +39,8 @@ export type { PulsarAuthOptions, PulsarClientKind, PulsarClientSettings } from '
 export {
   getBabelClientToken,
   getBabelHealthIndicatorToken,
+  getBabelOutboxRelayToken,
+  getBabelOutboxToken,
   getBabelProducerPoolToken,
   getBabelRedriveToken,
   getBabelServerToken,

@@ -8,6 +8,10 @@ import { checkIdempotencyOptions, type IdempotencyOptions } from '../idempotency
 import { resolveTelemetry, type ResolvedTelemetry, type TelemetryOption } from '../otel/telemetry-options.js';
 import { resolveServerOptions, type BabelPulsarServerOptions } from './server-options.js';
 import { describeValue } from '../describe-value.js';
+import type { OutboxRelayOptions } from '../outbox/relay.js';
+import type { FieldCipher } from '../schema/gdpr.js';
+import type { OutboxPool } from '../outbox/relay-store.js';
+import { checkOutboxTable, DEFAULT_OUTBOX_TABLE } from '../outbox/table.js';
 
 /** How the module's BabelPulsarServer consumes (the server options, minus what the module supplies). */
 export interface BabelQueueConsumerOptions {
@@ -100,6 +104,27 @@ export interface BabelQueueModuleOptions {
    * publish meanwhile fails with a PublishError at the latest after `publishTimeoutMs`.
    */
   brokerAtStart?: 'required' | 'optional';
+  /**
+   * The transactional outbox (docs/outbox.md): `pool` is a `pg` Pool on the database of the outbox table. The
+   * module then runs an OutboxRelay that publishes the committed rows (`relay: false` on instances that only
+   * write). BabelOutbox (the writer) is provided either way.
+   */
+  outbox?: BabelQueueOutboxOptions;
+  /**
+   * GDPR field encryption (docs/schemas.md): the cipher that encrypts the `x-gdpr-sensitive` fields of a
+   * schema on publish and decrypts them before the handler runs (e.g. `new AesGcmCipher(key)`).
+   */
+  gdpr?: { cipher: FieldCipher };
+}
+
+export interface BabelQueueOutboxOptions {
+  pool: OutboxPool;
+  /** The outbox table; default `babelqueue_outbox`. */
+  table?: string;
+  /** Create the table (outboxMigrationSql) at start-up when it does not exist; default false. */
+  migrate?: boolean;
+  /** The relay: on by default; `false` turns it off, an object tunes it. */
+  relay?: boolean | Pick<OutboxRelayOptions, 'batchSize' | 'pollIntervalMs' | 'publishTimeoutMs'>;
 }
 
 /** A useClass / useExisting options factory for forRootAsync. */
@@ -127,6 +152,48 @@ export interface ResolvedModuleOptions {
   /** Present when options.telemetry was given (the server has it too, in `server`). */
   telemetry?: ResolvedTelemetry;
   publishTimeoutMs?: number;
+  outbox: ResolvedOutbox;
+  cipher?: FieldCipher;
+}
+
+export interface ResolvedOutbox {
+  table: string;
+  pool?: OutboxPool;
+  migrate: boolean;
+  /** The relay's settings, or null when no relay runs here. */
+  relay: Pick<OutboxRelayOptions, 'batchSize' | 'pollIntervalMs' | 'publishTimeoutMs'> | null;
+}
+
+function resolveOutbox(outbox: unknown): ResolvedOutbox {
+  if (outbox === undefined) return { table: DEFAULT_OUTBOX_TABLE, migrate: false, relay: null };
+  if (!isObject(outbox)) throw new BabelQueueOptionsError('options.outbox must be an object: { pool, table?, relay? }');
+  checkKeys(outbox, ['pool', 'table', 'migrate', 'relay'], 'options.outbox');
+  const options = outbox as unknown as BabelQueueOutboxOptions;
+  if (typeof options.pool?.connect !== 'function') {
+    throw new BabelQueueOptionsError('options.outbox.pool must be a pg Pool (new Pool({ connectionString }))');
+  }
+  let table: string;
+  try {
+    table = checkOutboxTable(options.table, 'options.outbox.table');
+  } catch (error) {
+    throw new BabelQueueOptionsError((error as Error).message);
+  }
+  if (options.migrate !== undefined && typeof options.migrate !== 'boolean') {
+    throw new BabelQueueOptionsError('options.outbox.migrate must be true or false');
+  }
+  const relay = options.relay ?? true;
+  if (typeof relay !== 'boolean' && !isObject(relay)) {
+    throw new BabelQueueOptionsError(
+      'options.outbox.relay must be true, false or { batchSize, pollIntervalMs, publishTimeoutMs }',
+    );
+  }
+  if (isObject(relay)) checkKeys(relay, ['batchSize', 'pollIntervalMs', 'publishTimeoutMs'], 'options.outbox.relay');
+  return {
+    table,
+    pool: options.pool,
+    migrate: options.migrate ?? false,
+    relay: relay === false ? null : relay === true ? {} : relay,
+  };
 }
 
 export const HOOK_NAMES = ['onError', 'onUnknownUrn', 'onRoutingMismatch', 'onDeadLetter'] as const;
@@ -146,6 +213,8 @@ const MODULE_KEYS = [
   'telemetry',
   'publishTimeoutMs',
   'brokerAtStart',
+  'outbox',
+  'gdpr',
 ] as const;
 const CONSUMER_KEYS = [
   'topics',
@@ -368,6 +437,15 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
       throw new BabelQueueOptionsError((error as Error).message);
     }
   }
+  const cipher = options.gdpr?.cipher;
+  if (
+    options.gdpr !== undefined &&
+    (!isObject(options.gdpr) || typeof cipher?.encrypt !== 'function' || typeof cipher.decrypt !== 'function')
+  ) {
+    throw new BabelQueueOptionsError(
+      'options.gdpr must be { cipher } with encrypt and decrypt (e.g. new AesGcmCipher(key))',
+    );
+  }
   let telemetry: ResolvedTelemetry | undefined;
   if (options.telemetry !== undefined) {
     try {
@@ -408,6 +486,7 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     ...(consumer.nackRedeliverTimeoutMs !== undefined && { nackRedeliverTimeoutMs: consumer.nackRedeliverTimeoutMs }),
     ...(options.logger !== undefined && { logger: options.logger }),
     ...(options.idempotency !== undefined && { idempotency: options.idempotency }),
+    ...(cipher !== undefined && { cipher }),
     ...(telemetry !== undefined && { telemetry }),
     ...(options.brokerAtStart !== undefined && { brokerAtStart: options.brokerAtStart }),
   };
@@ -441,6 +520,8 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     server,
     ...(publishTimeoutMs !== undefined && { publishTimeoutMs }),
     hooks: resolveHooks(options.hooks),
+    outbox: resolveOutbox(options.outbox),
+    ...(cipher !== undefined && { cipher }),
     startupWarnings: resolveStartupWarnings(options),
     ...(telemetry !== undefined && { telemetry }),
   };

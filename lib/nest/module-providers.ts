@@ -3,6 +3,7 @@ import {
   Injectable,
   type InjectionToken,
   Logger,
+  type OnApplicationBootstrap,
   type OnApplicationShutdown,
   type OnModuleInit,
   type Provider,
@@ -24,6 +25,8 @@ import {
   getBabelClientToken,
   getBabelProducerPoolToken,
   getBabelHealthIndicatorToken,
+  getBabelOutboxRelayToken,
+  getBabelOutboxToken,
   getBabelRedriveToken,
   getBabelServerToken,
   getPulsarClientToken,
@@ -31,6 +34,9 @@ import {
 } from './registration-tokens.js';
 import { BabelQueueStartupCheck } from './startup-check.js';
 import { closeIfClosable } from './stubbed-provider.js';
+import { BabelOutbox } from '../outbox/outbox.js';
+import { OutboxRelay } from '../outbox/relay.js';
+import { outboxMigrationSql } from '../outbox/table.js';
 
 /**
  * Resolves a hooks class through DI: the instance registered anywhere in the application when there is one,
@@ -108,6 +114,7 @@ export class BabelQueueLifecycle implements OnApplicationShutdown {
     @Inject(BabelPulsarClient) private readonly publisher: BabelPulsarClient,
     @Inject(BabelProducerPool) private readonly pool: BabelProducerPool,
     @Inject(BABEL_QUEUE_CLIENT_HANDLE) private readonly handle: ClientHandle,
+    private readonly outboxRelay: OutboxRelay | null = null,
   ) {}
 
   onApplicationShutdown(): Promise<void> {
@@ -119,6 +126,8 @@ export class BabelQueueLifecycle implements OnApplicationShutdown {
     // A standalone microservice and a hybrid app both closed the server already; this wait covers any other order.
     // Any of them may be a test's stand-in (overrideProvider(...).useValue({...})): close what can be closed.
     await closeIfClosable(this.server);
+    // The relay's pass under way finishes (its rows marked) while its producers still exist.
+    await this.outboxRelay?.stop();
     await closeIfClosable(this.publisher);
     await closeIfClosable(this.pool);
     if (this.handle?.owned) {
@@ -129,6 +138,28 @@ export class BabelQueueLifecycle implements OnApplicationShutdown {
       }
     }
     if (this.handle) this.handle.closed = true;
+  }
+}
+
+/** Creates the outbox table when asked to, then starts the module's outbox relay once the application is up. */
+@Injectable()
+export class BabelQueueOutboxHost implements OnApplicationBootstrap {
+  constructor(
+    private readonly options: ResolvedModuleOptions,
+    private readonly relay: OutboxRelay | null,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const { pool, migrate, table } = this.options.outbox;
+    if (pool && migrate) {
+      const connection = await pool.connect();
+      try {
+        await connection.query(outboxMigrationSql(table));
+      } finally {
+        connection.release();
+      }
+    }
+    this.relay?.start();
   }
 }
 
@@ -203,6 +234,7 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
           ...(options.topic !== undefined && { topic: options.topic }),
           ...(options.telemetry !== undefined && { telemetry: options.telemetry }),
           ...(options.publishTimeoutMs !== undefined && { publishTimeoutMs: options.publishTimeoutMs }),
+          ...(options.cipher !== undefined && { cipher: options.cipher }),
         }),
     },
     {
@@ -212,14 +244,38 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
         new BabelQueueHealthIndicator(handle, pool, server),
     },
     {
+      provide: t.outbox,
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS],
+      useFactory: (options: ResolvedModuleOptions) =>
+        new BabelOutbox({
+          table: options.outbox.table,
+          ...(options.topic !== undefined && { topic: options.topic }),
+        }),
+    },
+    {
+      provide: t.outboxRelay,
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, t.pool],
+      useFactory: ({ outbox }: ResolvedModuleOptions, producers: BabelProducerPool): OutboxRelay | null =>
+        outbox.pool && outbox.relay
+          ? new OutboxRelay({ pool: outbox.pool, producers, table: outbox.table, ...outbox.relay })
+          : null,
+    },
+    {
+      provide: BabelQueueOutboxHost,
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, t.outboxRelay],
+      useFactory: (options: ResolvedModuleOptions, relay: OutboxRelay | null) =>
+        new BabelQueueOutboxHost(options, relay),
+    },
+    {
       provide: BabelQueueLifecycle,
-      inject: [t.server, t.client, t.pool, BABEL_QUEUE_CLIENT_HANDLE],
+      inject: [t.server, t.client, t.pool, BABEL_QUEUE_CLIENT_HANDLE, t.outboxRelay],
       useFactory: (
         server: BabelPulsarServer,
         publisher: BabelPulsarClient,
         pool: BabelProducerPool,
         handle: ClientHandle,
-      ) => new BabelQueueLifecycle(server, publisher, pool, handle),
+        relay: OutboxRelay | null,
+      ) => new BabelQueueLifecycle(server, publisher, pool, handle, relay),
     },
     {
       provide: t.redrive,
@@ -253,6 +309,8 @@ function registrationTokens(name: string | undefined) {
     client: getBabelClientToken(name),
     health: getBabelHealthIndicatorToken(name),
     redrive: getBabelRedriveToken(name),
+    outbox: getBabelOutboxToken(name),
+    outboxRelay: getBabelOutboxRelayToken(name),
   };
 }
 

@@ -5,6 +5,8 @@ import { BabelPulsarServer } from './babel-pulsar.server.js';
 import { BABEL_PULSAR_CLIENT } from './constants.js';
 import { BabelProducerPool } from './producer-pool.js';
 import { BabelQueueHealthIndicator } from './health.indicator.js';
+import { BabelOutbox } from '../outbox/outbox.js';
+import { OutboxRelay } from '../outbox/relay.js';
 
 /** DI token of a registration's name (`{ name: undefined }` for the unnamed one). */
 export const BABEL_QUEUE_NAME = Symbol('BABEL_QUEUE_NAME');
@@ -31,6 +33,10 @@ export const getBabelProducerPoolToken = token('BabelProducerPool', BabelProduce
 export const getBabelRedriveToken = token('BabelQueueRedrive', BabelQueueRedrive);
 /** The health indicator of a registration (no name: BabelQueueHealthIndicator). */
 export const getBabelHealthIndicatorToken = token('BabelQueueHealthIndicator', BabelQueueHealthIndicator);
+/** The outbox writer of a registration (no name: BabelOutbox). */
+export const getBabelOutboxToken = token('BabelOutbox', BabelOutbox);
+/** The outbox relay of a registration, null without `outbox: { pool }` (no name: OutboxRelay). */
+export const getBabelOutboxRelayToken = token('OutboxRelay', OutboxRelay);
 
 /** Injects the BabelPulsarClient of the registration named `name` (no name: the unnamed registration's). */
 export const InjectBabelClient = (name?: string): PropertyDecorator & ParameterDecorator =>

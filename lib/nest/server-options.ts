@@ -1,5 +1,6 @@
 import { checkRetryPolicy, type BabelQueueHooks, type ConsumerLogger, type RetryPolicy } from '../consumer/index.js';
 import type { IdempotencyOptions } from '../idempotency/store.js';
+import type { FieldCipher } from '../schema/gdpr.js';
 import { resolveTelemetry, type ResolvedTelemetry, type TelemetryOption } from '../otel/telemetry-options.js';
 import type { PulsarClientLike, PulsarProducer, SubscriptionType } from '../pulsar/client-types.js';
 import { describeValue } from '../describe-value.js';
@@ -18,6 +19,8 @@ export interface BabelPulsarServerOptions extends BabelQueueHooks {
   name?: string;
   /** Every handler skips a message whose `meta.id` was already handled (docs/contract.md#idempotency); see also @Idempotent. */
   idempotency?: IdempotencyOptions;
+  /** Decrypts the `x-gdpr-sensitive` fields of handlers' schemas before they run (docs/schemas.md). */
+  cipher?: FieldCipher;
   /** A native `pulsar-client` Client or a PulsarWebSocketClient. The server never closes it. */
   client: PulsarClientLike;
   /** One consumer per topic; short (`orders`) or full (`persistent://public/default/orders`) names. */

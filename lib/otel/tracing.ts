@@ -61,9 +61,9 @@ export interface PublishTrace {
 }
 
 /**
- * Starts the PRODUCER span `publish <urn>` as a child of the active context. Outside any active span, a given
- * `trace_id` places it in the trace derived from that id (as consumers without `traceparent` derive it), so the
- * `traceparent` sent and the `trace_id` sent name one trace for every SDK. Undefined when OTel is absent or there
+ * Starts the PRODUCER span `publish <urn>` as a child of the active context. A given `trace_id` places it in the
+ * trace derived from that id instead (as consumers without `traceparent` derive it), linked to the active span if
+ * any, so the `traceparent` sent and the `trace_id` sent name one trace for every SDK. Undefined when OTel is absent or there
  * is neither an active trace nor a tracer provider (the span context is invalid: nothing is propagated).
  */
 export function startPublishSpan(urn: string, topic: string, givenTraceId?: string): PublishTrace | undefined {
@@ -72,21 +72,23 @@ export function startPublishSpan(urn: string, topic: string, givenTraceId?: stri
   const tracer = api.trace.getTracer(INSTRUMENTATION_NAME);
   const active = api.context.active();
   const activeSpan = api.trace.getSpanContext(active);
-  const parent =
-    (activeSpan && api.trace.isSpanContextValid(activeSpan)) ||
-    typeof givenTraceId !== 'string' ||
-    givenTraceId.trim() === ''
-      ? active
-      : api.trace.setSpanContext(active, {
-          traceId: otelTraceIdOf(givenTraceId),
-          spanId: parentSpanIdOf(givenTraceId),
-          traceFlags: api.TraceFlags.SAMPLED,
-          isRemote: true,
-        });
+  const hasActive = activeSpan !== undefined && api.trace.isSpanContextValid(activeSpan);
+  const given = typeof givenTraceId === 'string' && givenTraceId.trim() !== '';
+  // A given trace id always wins: the span goes into the trace derived from it, so `traceparent` and `trace_id`
+  // name one trace on every path. An active span (the request being served) is kept as a link, not the parent.
+  const parent = !given
+    ? active
+    : api.trace.setSpanContext(active, {
+        traceId: otelTraceIdOf(givenTraceId),
+        spanId: parentSpanIdOf(givenTraceId),
+        traceFlags: api.TraceFlags.SAMPLED,
+        isRemote: true,
+      });
   const span = tracer.startSpan(
     `publish ${urn}`,
     {
       kind: api.SpanKind.PRODUCER,
+      ...(given && hasActive && { links: [{ context: activeSpan }] }),
       // The contract's attributes (docs/contract.md#tracing): system babelqueue, the URN as the producer's destination; the Pulsar topic beside it.
       attributes: {
         'messaging.system': 'babelqueue',

@@ -76,7 +76,7 @@ function verify(venvPython, pins) {
   const check = run(venvPython, [
     '-c',
     'import json, importlib.metadata as m, babelqueue.pulsar_transport, babelqueue.otel, pulsar, ' +
-      'opentelemetry.sdk.trace.export.in_memory_span_exporter; ' +
+      'opentelemetry.sdk.trace.export.in_memory_span_exporter, babelqueue.gdpr, cryptography.hazmat.primitives.ciphers.aead; ' +
       `print(json.dumps({n: m.version(n) for n in ${JSON.stringify(PINNED)}}))`,
   ]);
   if (check.status !== 0) return null;

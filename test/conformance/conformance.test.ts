@@ -4,14 +4,16 @@
  * missing, an unknown block, or an expectation key this runner does not know fails loudly.
  *
  * Not applicable here (listed so it is visible):
- *   - other brokers: sqs, asb, kafka, artemis, redis, rabbitmq;
- *   - optional helpers this project does not ship: idempotency, payload_schema, payload_schema_unicode.
+ *   - other brokers: sqs, asb, kafka, artemis, redis, rabbitmq.
  */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EnvelopeCodec } from '../../lib/envelope/index.js';
 import { pulsarProperties, reconcileAttempts, schemaVersionGate } from '../../lib/pulsar/binding.js';
+import { InMemoryIdempotencyStore } from '../../lib/idempotency/in-memory.store.js';
+import { runOnce } from '../../lib/idempotency/run-once.js';
+import { payloadViolations } from '../../lib/schema/payload-schema.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const vendor = join(here, 'vendor');
@@ -21,18 +23,17 @@ type Json = any; // manifest entries are checked field by field below
 
 const manifest: Json = JSON.parse(readFileSync(join(vendor, 'manifest.json'), 'utf8'));
 
-const APPLICABLE = ['cases', 'pulsar', 'roundtrip', 'data_shape', 'forbidden_keys'];
-const NOT_APPLICABLE = [
-  'sqs',
-  'asb',
-  'kafka',
-  'artemis',
-  'redis',
-  'rabbitmq',
+const APPLICABLE = [
+  'cases',
+  'pulsar',
+  'roundtrip',
+  'data_shape',
+  'forbidden_keys',
   'idempotency',
   'payload_schema',
   'payload_schema_unicode',
 ];
+const NOT_APPLICABLE = ['sqs', 'asb', 'kafka', 'artemis', 'redis', 'rabbitmq'];
 const METADATA = ['schema_version', 'description'];
 const PULSAR_BLOCKS = ['property_projection', 'attempts_reconciliation', 'schema_version_gate'];
 
@@ -283,4 +284,52 @@ describe('forbidden_keys', () => {
       }
     },
   );
+});
+
+describe('idempotency', () => {
+  const block = manifest.idempotency;
+
+  it('keys on meta.id of the named envelope', () => {
+    expect(block.dedup_key.key_field).toBe('meta.id');
+    const decoded = EnvelopeCodec.decode(fixture(block.dedup_key.envelope_file));
+    expect((decoded.envelope as Json).meta.id).toBe(block.dedup_key.expected_key);
+  });
+
+  it.each(list<Json>(block.sequences.cases, 'idempotency.sequences').map((c) => [c.name, c]))(
+    '%s',
+    async (_name, c: Json) => {
+      const store = new InMemoryIdempotencyStore();
+      let invocations = 0;
+      for (const delivery of list<Json>(c.deliveries, `${c.name}.deliveries`)) {
+        if (!['run', 'skip'].includes(delivery.expect_effect)) {
+          throw new Error(`unknown idempotency effect ${JSON.stringify(delivery.expect_effect)}`);
+        }
+        if (delivery.forget_before) await store.forget(delivery.meta_id);
+        let ran = false;
+        const handler = async () => {
+          ran = true;
+          invocations += 1;
+          if (delivery.outcome === 'throw') throw new Error('handler failed');
+        };
+        const outcome = await runOnce(store, delivery.meta_id, handler).catch(() => 'threw');
+        expect({ effect: ran ? 'run' : 'skip', outcome }).toEqual({
+          effect: delivery.expect_effect,
+          outcome: delivery.expect_effect === 'skip' ? 'duplicate' : delivery.outcome === 'throw' ? 'threw' : 'ran',
+        });
+      }
+      // Every handler invocation counts, throwing ones included (see the contract's note on expected_effects).
+      expect(invocations).toBe(c.expected_effects);
+    },
+  );
+});
+
+describe.each(['payload_schema', 'payload_schema_unicode'])('%s', (blockName) => {
+  const block = manifest[blockName];
+  it.each(list<Json>(block.cases, blockName).map((c) => [c.name, c]))('%s', (_name, c: Json) => {
+    const violations = payloadViolations(block.schema, c.data);
+    expect({ valid: violations.length === 0, violations }).toEqual({
+      valid: c.valid,
+      violations: c.valid ? [] : expect.arrayContaining([expect.any(String)]),
+    });
+  });
 });

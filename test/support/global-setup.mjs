@@ -1,5 +1,6 @@
 // Makes a real Pulsar broker available to the integration and interop suites (starting one if needed).
 import { ensureBroker } from '../../scripts/lib/broker.mjs';
+import { ensurePostgres } from '../../scripts/lib/postgres.mjs';
 import { ensureRedis } from '../../scripts/lib/redis.mjs';
 import { ensureChromium } from '../../scripts/lib/chromium.mjs';
 
@@ -14,6 +15,10 @@ export default async function globalSetup() {
   process.env.BQ_REDIS_URL = redis.url;
   // The dashboard suite drives Debian's headless Chromium (apt-get install chromium when missing).
   process.env.BQ_CHROMIUM = ensureChromium();
+  // The outbox suites write to a real PostgreSQL (reused when scripts/run-tests.mjs started one).
+  const postgres = await ensurePostgres();
+  globalThis.__bqPostgres = postgres;
+  process.env.BQ_PG_URL = postgres.url;
   const broker = await ensureBroker();
   globalThis.__bqBroker = broker;
   // Workers start after global setup and inherit these.

@@ -16,10 +16,11 @@ const cacheRoot = process.env.BABELQUEUE_PULSAR_CACHE ?? path.join(os.homedir(),
 
 /** A folder with Nest 11 installed once (cached outside the clone) and this package's fresh build linked in. */
 function prepare(): string {
-  const dir = path.join(cacheRoot, `nest11-${NEST_11['@nestjs/core']}`);
-  if (!fs.existsSync(path.join(dir, 'node_modules', '@nestjs', 'core'))) {
+  // The package's own dependencies (ws, ajv) are installed here too: the build is linked in, not installed.
+  const dependencies = { ...NEST_11, 'reflect-metadata': '0.2.2', rxjs: '7.8.2', ws: '8.18.3', ajv: '8.20.0' };
+  const dir = path.join(cacheRoot, `nest11-${NEST_11['@nestjs/core']}-ajv`);
+  if (!fs.existsSync(path.join(dir, 'node_modules', 'ajv'))) {
     fs.mkdirSync(dir, { recursive: true });
-    const dependencies = { ...NEST_11, 'reflect-metadata': '0.2.2', rxjs: '7.8.2', ws: '8.18.3' };
     fs.writeFileSync(
       path.join(dir, 'package.json'),
       JSON.stringify({ name: 'nest11-compat', private: true, type: 'module', dependencies }),

@@ -73,7 +73,7 @@ function project(kind: string, manifest: object, files: Record<string, string>, 
     fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
     fs.writeFileSync(path.join(dir, file), text);
   }
-  // The package as `npm install <tarball>` lays it out (its one dependency, ws, is in the manifest).
+  // The package as `npm install <tarball>` lays it out (its dependencies, ws and ajv, are in the manifest).
   const target = path.join(dir, 'node_modules', '@babelqueue', 'nestjs-pulsar');
   fs.rmSync(target, { recursive: true, force: true });
   fs.mkdirSync(target, { recursive: true });
@@ -148,7 +148,7 @@ const NEST_12 = {
   '@nestjs/microservices': '12.1.1',
   '@nestjs/testing': '12.1.1',
 };
-const COMMON = { 'reflect-metadata': '0.2.2', rxjs: '7.8.2', ws: '8.18.3' };
+const COMMON = { 'reflect-metadata': '0.2.2', rxjs: '7.8.2', ws: '8.18.3', ajv: '8.20.0' };
 const TS = { typescript: '5.9.3', '@types/node': '20.19.43' };
 
 describe('consumer projects (packed package)', () => {

@@ -96,6 +96,40 @@ describe.each(stores)('with the %s store', (_name, makeStore) => {
     expect(calls).toBe(2);
   });
 
+  test.each(['@Idempotent', 'the idempotency option'])(
+    'a handler with its own store (%s) is governed by it alone, even when the module has a store',
+    async (form) => {
+      const moduleStore = makeStore();
+      const own = makeStore();
+      const runs: number[] = [];
+      @Controller()
+      class Orders {
+        @BabelHandler(URN, form === '@Idempotent' ? {} : { idempotency: { store: own } })
+        @(form === '@Idempotent' ? Idempotent({ store: own }) : () => undefined)
+        handle(@Payload() data: { n: number }) {
+          runs.push(data.n);
+        }
+      }
+      const topic = uniqueTopic('idem-own');
+      service = await startService([Orders], { client, topics: topic, idempotency: { store: moduleStore } });
+      const envelope = EnvelopeCodec.make(URN, { n: 1 }, { queue: topic });
+      // The module's store already knows the id, the handler's own does not: the handler's decides, so it runs.
+      await moduleStore.remember(envelope.meta.id);
+      await publish(topic, envelope);
+      await waitFor('the first ack', () => service!.settled.length === 1);
+      expect(runs).toEqual([1]);
+      expect(await own.seen(envelope.meta.id)).toBe(true);
+      // Forgetting the id in the handler's store lets it run again (its TTL or forget apply), whatever the module's says.
+      await own.forget(envelope.meta.id);
+      await publish(topic, envelope);
+      await waitFor('the second ack', () => service!.settled.length === 2);
+      expect(runs).toEqual([1, 1]);
+      await publish(topic, envelope);
+      await waitFor('the duplicate acked', () => service!.settled.length === 3);
+      expect(runs).toEqual([1, 1]);
+    },
+  );
+
   test('@Idempotent: a redriven record that was already handled is skipped', async () => {
     const store = makeStore();
     let calls = 0;

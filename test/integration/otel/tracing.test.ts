@@ -210,7 +210,7 @@ describe('OpenTelemetry tracing (real broker, real OTel SDK)', () => {
     ]);
   });
 
-  it('keeps a trace id given by the caller; outside any span the publish span is a root span', async () => {
+  it('a trace id given inside an active span names the one trace (linked to the span); outside any span the publish span is a root span', async () => {
     const topic = uniqueTopic('otel-own');
     const seen: Array<{ traceId: string; traceparent: string | undefined }> = [];
     @Controller()
@@ -221,7 +221,9 @@ describe('OpenTelemetry tracing (real broker, real OTel SDK)', () => {
       }
     }
     service = await startService([Orders], { client, topics: topic });
+    let requestSpan: { traceId: string; spanId: string } | undefined;
     await trace.getTracer('test').startActiveSpan('request', async (request) => {
+      requestSpan = request.spanContext();
       await publisher.publish(URN, { n: 1 }, { topic, traceId: 'order-7' });
       request.end();
     });
@@ -229,7 +231,17 @@ describe('OpenTelemetry tracing (real broker, real OTel SDK)', () => {
     await publisher.publish(URN, { n: 2 }, { topic });
     await waitFor('two deliveries', () => seen.length === 2);
     expect(seen[0]!.traceId).toBe('order-7');
-    expect(seen[0]!.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/);
+    // Inside an active span too, the given trace id wins: traceparent names the trace trace_id derives (one trace
+    // for Node consumers, which follow traceparent, and for the other SDKs, which derive it from trace_id).
+    expect(seen[0]!.traceparent).toMatch(new RegExp(`^00-${otelTraceIdOf('order-7')}-[0-9a-f]{16}-01$`));
+    const inRequest = spansOn(`publish ${URN}`, topic).find(
+      (span) => span.spanContext().traceId === otelTraceIdOf('order-7'),
+    );
+    expect(inRequest!.links.map((link) => link.context.spanId)).toEqual([requestSpan!.spanId]);
+    const processed = await waitFor('the process span of the first message', () =>
+      spansOn(`process ${URN}`, topic).find((span) => span.spanContext().traceId === otelTraceIdOf('order-7')),
+    );
+    expect(processed.parentSpanContext?.spanId).toBe(inRequest!.spanContext().spanId);
     const roots = spans(`publish ${URN}`).filter((span) => span.parentSpanContext === undefined);
     expect(roots).toHaveLength(1);
     const root = roots[0]!.spanContext();

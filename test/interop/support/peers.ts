@@ -75,6 +75,8 @@ export interface PeerRecord {
   activeSpan?: { traceId: string; spanId: string };
   receivedAt: number;
   forwarded?: { topic: string; urn: string; id: string };
+  /** With `gdpr`: the data after the SDK unprotected its marked fields. */
+  clearData?: Record<string, any>;
 }
 
 export interface ProducedLine {
@@ -164,6 +166,27 @@ export async function peerProduce(
   return lines.filter((line) => line.event === 'produced');
 }
 
+/** GDPR field encryption in the peer (Python only): the AES key and the schema with x-gdpr-sensitive marks. */
+export interface PeerGdpr {
+  key: Buffer;
+  schema: object;
+}
+
+const gdprArgs = (gdpr: PeerGdpr | undefined): string[] =>
+  gdpr ? ['--gdpr-key', gdpr.key.toString('hex'), '--gdpr-schema', JSON.stringify(gdpr.schema)] : [];
+
+/** `peer produce --gdpr-key … --gdpr-schema …`: publishes with the marked fields protected by the SDK. */
+export async function peerProduceProtected(
+  peer: PeerInfo,
+  topic: string,
+  messages: PeerMessage[],
+  gdpr: PeerGdpr,
+  timeoutMs = 30_000,
+): Promise<ProducedLine[]> {
+  const lines = await runProduce(peer, topic, messages, gdprArgs(gdpr), timeoutMs);
+  return lines.filter((line) => line.event === 'produced');
+}
+
 /** `peer produce --otel`: publishes with the SDK's OpenTelemetry publish; also returns the spans it recorded. */
 export async function peerProduceTraced(
   peer: PeerInfo,
@@ -195,6 +218,8 @@ export interface ConsumeOptions {
   deadLetter?: boolean;
   /** Wrap every handler in the SDK's OpenTelemetry consumer span; spans() then gives what it recorded. */
   otel?: boolean;
+  /** Unprotect the marked fields in the handler (Python only); the record's `clearData` is the result. */
+  gdpr?: PeerGdpr;
   timeoutMs?: number;
 }
 
@@ -237,6 +262,7 @@ export async function startPeerConsumer(peer: PeerInfo, options: ConsumeOptions)
   for (const [urn, to] of Object.entries(options.forward ?? {})) args.push('--forward', `${urn}=${to.topic}=${to.urn}`);
   if (options.deadLetter) args.push('--dead-letter');
   if (options.otel) args.push('--otel');
+  args.push(...gdprArgs(options.gdpr));
 
   const child = spawn(peer.command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';

@@ -12,6 +12,11 @@ producer with ``deliver_after`` (two private helpers of the pinned SDK version, 
            a handler per --handle URN and write one JSON line per handler call to --out: the
            envelope as the SDK decoded it, what it reports as attempts, the message properties, ...
 
+With --gdpr-key HEX --gdpr-schema JSON, both modes use the SDK's GDPR field encryption
+(``babelqueue.gdpr``): produce protects the marked fields before publishing, consume unprotects a
+copy of them in the handler and records it as ``clearData``. The SDK ships no cipher (bring your
+own); the peer's is AES-GCM from the ``cryptography`` package, written base64(iv | ciphertext | tag).
+
 With --otel, both modes trace with the SDK's own OpenTelemetry support (``babelqueue.otel``:
 ``publish`` for produce, ``wrap_handler`` around every handler for consume) into an in-memory
 exporter of the OpenTelemetry SDK, and print the finished spans as one JSON line before exiting:
@@ -23,6 +28,8 @@ stdout carries only JSON lines; the SDK's and the Pulsar client's logs go to std
 from __future__ import annotations
 
 import argparse
+import base64
+import copy
 import datetime
 import json
 import logging
@@ -110,6 +117,30 @@ def active_span() -> Dict[str, str]:
     return {"traceId": format(ctx.trace_id, "032x"), "spanId": format(ctx.span_id, "016x")}
 
 
+class AesGcmFieldCipher:
+    """A babelqueue.gdpr Cipher: AES-GCM (16/24/32-byte key), random 12-byte IV, base64(iv | ct | tag)."""
+
+    def __init__(self, key: bytes) -> None:
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+        self._aead = AESGCM(key)
+
+    def encrypt(self, plaintext: bytes) -> str:
+        iv = os.urandom(12)
+        return base64.b64encode(iv + self._aead.encrypt(iv, plaintext, None)).decode("ascii")
+
+    def decrypt(self, ciphertext: str) -> bytes:
+        raw = base64.b64decode(ciphertext, validate=True)
+        return self._aead.decrypt(raw[:12], raw[12:], None)
+
+
+def gdpr_of(args: argparse.Namespace) -> Optional[Any]:
+    """(schema, cipher) when --gdpr-key and --gdpr-schema were given, else None."""
+    if not args.gdpr_key:
+        return None
+    return json.loads(args.gdpr_schema), AesGcmFieldCipher(bytes.fromhex(args.gdpr_key))
+
+
 def make_client(service_url: str) -> Any:
     # The C++ client's own console logger (warnings and up). A Python logger here would be called
     # from the client's threads, which can abort the interpreter while it shuts down.
@@ -126,9 +157,14 @@ def produce(args: argparse.Namespace) -> int:
     transport = PulsarTransport(client=client)
     app = BabelQueue(transport=transport, queue=args.topic)
     tracing = Tracing() if args.otel else None
+    gdpr = gdpr_of(args)
     try:
         for item in messages:
             urn, data = item["urn"], item.get("data", {})
+            if gdpr is not None:
+                from babelqueue.gdpr import protect
+
+                protect(data, gdpr[0], gdpr[1])
             trace_id: Optional[str] = item.get("traceId")
             delay_ms = int(item.get("delayMs") or 0)
             route_urn: str = item.get("routeUrn") or ""
@@ -208,6 +244,7 @@ def consume(args: argparse.Namespace) -> int:
         dead_letter=args.dead_letter,
     )
     tracing = Tracing() if args.otel else None
+    gdpr = gdpr_of(args)
     out = open(args.out, "a", encoding="utf-8")
     calls: Dict[str, int] = {}
     state = {"ok": 0, "calls": 0}
@@ -248,10 +285,16 @@ def consume(args: argparse.Namespace) -> int:
                 record(urn, envelope, "failed")
                 raise RuntimeError(f"interop peer: planned failure {calls[key]} of {fail_plan[urn]} for {urn}")
             extra = None
+            if gdpr is not None:
+                from babelqueue.gdpr import unprotect
+
+                clear = copy.deepcopy(data)
+                unprotect(clear, gdpr[0], gdpr[1])
+                extra = {"clearData": clear}
             if urn in forwards:
                 topic, next_urn = forwards[urn]
                 next_id = app.publish(next_urn, data, queue=topic, trace_id=envelope.get("trace_id"))
-                extra = {"forwarded": {"topic": topic, "urn": next_urn, "id": next_id}}
+                extra = {**(extra or {}), "forwarded": {"topic": topic, "urn": next_urn, "id": next_id}}
             record(urn, envelope, "ok", extra)
             state["ok"] += 1
 
@@ -303,6 +346,8 @@ def main(argv: List[str]) -> int:
     p.add_argument("--topic", required=True)
     p.add_argument("--input", default="-")
     p.add_argument("--otel", action="store_true", help="publish with babelqueue.otel.publish, print the spans")
+    p.add_argument("--gdpr-key", default="", help="hex AES key: protect the fields --gdpr-schema marks")
+    p.add_argument("--gdpr-schema", default="{}", help="JSON Schema with x-gdpr-sensitive marks")
 
     c = sub.add_parser("consume")
     c.add_argument("--service-url", default="pulsar://127.0.0.1:6650")
@@ -319,6 +364,8 @@ def main(argv: List[str]) -> int:
     c.add_argument("--dead-letter", action="store_true")
     c.add_argument("--initial", choices=["earliest", "latest"], default="earliest")
     c.add_argument("--otel", action="store_true", help="wrap handlers with babelqueue.otel.wrap_handler, print the spans")
+    c.add_argument("--gdpr-key", default="", help="hex AES key: unprotect the fields --gdpr-schema marks")
+    c.add_argument("--gdpr-schema", default="{}", help="JSON Schema with x-gdpr-sensitive marks")
 
     args = parser.parse_args(argv)
     if args.mode == "consume" and args.count <= 0 and args.calls <= 0:

@@ -1,0 +1,127 @@
+import { runSql } from './sql.js';
+
+/** A connection of a `pg` Pool: what the relay claims rows on. */
+export interface OutboxPoolClient {
+  query(sql: string, parameters?: unknown[]): Promise<unknown>;
+  /** Returns the connection to the pool; a truthy argument destroys it instead. */
+  release(destroy?: boolean | Error): void;
+  /** pg emits 'error' on a connection the server dropped; without a listener that would end the process. */
+  on?(event: 'error', listener: (error: Error) => void): unknown;
+  off?(event: 'error', listener: (error: Error) => void): unknown;
+}
+
+/** A `pg` Pool (or anything that lends connections the same way). */
+export interface OutboxPool {
+  connect(): Promise<OutboxPoolClient>;
+}
+
+/** One pending row, claimed (locked) by the relay's transaction. */
+export interface OutboxRow {
+  seq: string;
+  messageId: string;
+  topic: string;
+  partitionKey: string | null;
+  body: Buffer;
+  attempts: number;
+}
+
+interface RawRow {
+  seq: string | number;
+  message_id: string;
+  topic: string;
+  partition_key: string | null;
+  body: Buffer | Uint8Array | string;
+  attempts: number;
+}
+
+/** A claim: the rows are locked until commit() (or until the connection dies, when they are free again). */
+export interface OutboxClaim {
+  rows: OutboxRow[];
+  markPublished(seqs: string[]): Promise<void>;
+  markFailed(seq: string, error: string, retryInMs: number): Promise<void>;
+  commit(): Promise<void>;
+  /** Ends the claim without marking anything (the rows stay pending). */
+  abandon(error?: unknown): Promise<void>;
+}
+
+const toBuffer = (body: RawRow['body']): Buffer =>
+  Buffer.isBuffer(body) ? body : typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body);
+
+/**
+ * Claims up to `limit` due rows, oldest first, with `FOR UPDATE SKIP LOCKED`: a row another relay holds is
+ * skipped, so two relays never publish one row at the same time. The lock lasts the claim's transaction.
+ */
+export async function claimOutboxRows(pool: OutboxPool, table: string, limit: number): Promise<OutboxClaim> {
+  const connection = await pool.connect();
+  let open = true;
+  // A dropped connection surfaces as the next query's rejection; the event itself only needs a listener.
+  const dropped = () => undefined;
+  connection.on?.('error', dropped);
+  const finish = (destroy?: unknown) => {
+    if (!open) return;
+    open = false;
+    connection.off?.('error', dropped);
+    connection.release(destroy ? (destroy instanceof Error ? destroy : true) : undefined);
+  };
+  try {
+    await connection.query('BEGIN');
+    const raw = (await runSql(
+      connection,
+      `SELECT seq, message_id, topic, partition_key, body, attempts FROM ${table}
+        WHERE published_at IS NULL AND next_attempt_at <= now()
+        ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
+      [limit],
+    )) as RawRow[];
+    const rows = raw.map((row) => ({
+      seq: String(row.seq),
+      messageId: row.message_id,
+      topic: row.topic,
+      partitionKey: row.partition_key,
+      body: toBuffer(row.body),
+      attempts: Number(row.attempts),
+    }));
+    return {
+      rows,
+      async markPublished(seqs) {
+        if (seqs.length === 0) return;
+        await connection.query(
+          `UPDATE ${table} SET published_at = now(), last_error = NULL WHERE seq = ANY($1::bigint[])`,
+          [seqs],
+        );
+      },
+      async markFailed(seq, error, retryInMs) {
+        await connection.query(
+          `UPDATE ${table} SET attempts = attempts + 1, last_error = $2,
+             next_attempt_at = now() + ($3::integer * interval '1 millisecond') WHERE seq = $1::bigint`,
+          [seq, error.slice(0, 2000), Math.ceil(retryInMs)],
+        );
+      },
+      async commit() {
+        try {
+          await connection.query('COMMIT');
+          finish();
+        } catch (error) {
+          finish(error);
+          throw error;
+        }
+      },
+      async abandon(error) {
+        if (!open) return;
+        try {
+          await connection.query('ROLLBACK');
+          finish();
+        } catch {
+          finish(error ?? true);
+        }
+      },
+    };
+  } catch (error) {
+    try {
+      await connection.query('ROLLBACK');
+    } catch {
+      // the connection is gone; destroying it below is all that is left to do
+    }
+    finish(error);
+    throw error;
+  }
+}
