@@ -109,7 +109,11 @@ export class TopicConsumer {
         message = await this.options.consumer.receive(receiveTimeoutMs);
         failures = 0;
       } catch (error) {
-        if (this.stopping || isTimeout(error)) continue;
+        // A receive that times out at once (a client without a wait) must not spin the event loop.
+        if (this.stopping || isTimeout(error)) {
+          await new Promise((resolve) => setImmediate(resolve));
+          continue;
+        }
         failures += 1;
         this.options.onLoopError?.(asError(error));
         // The client reconnects on its own; back off so a broken connection does not spin.

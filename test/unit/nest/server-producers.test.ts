@@ -35,14 +35,16 @@ describe('BabelPulsarServer producers', () => {
     const server = new BabelPulsarServer({ client, topics: 'orders', logger: quiet });
     await listen(server);
     expect(producers.map((p) => p.getTopic())).toEqual(['orders', 'orders.dlq']);
-    expect(consumers[0]!.config).toMatchObject({
+    // Besides the topic's own, the DLQ's redrive subscription is created (and its consumer closed at once).
+    const main = consumers.find((consumer) => consumer.config.topic === 'orders')!;
+    expect(main.config).toMatchObject({
       topic: 'orders',
       subscription: 'babelqueue',
       subscriptionType: 'Shared',
     });
     await server.close();
     expect(producers.every((p) => p.closed)).toBe(true);
-    expect(consumers[0]!.closed).toBe(true);
+    expect(consumers.every((consumer) => consumer.closed)).toBe(true);
   });
 
   it('never closes a retry or dead-letter producer it was given (66)', async () => {
