@@ -2,13 +2,14 @@
 // The `babelqueue-pulsar` command (package.json "bin"): operator tools for dead-letter topics, see
 // docs/dead-letters.md (list, peek, stats, purge, redrive).
 import { EXIT, runCli } from './run-cli.js';
+import { errorText } from '../error-text.js';
 
 runCli(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(`babelqueue-pulsar: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(`babelqueue-pulsar: ${errorText(error)}\n`);
     process.exitCode = EXIT.writeFailed;
   },
 );

@@ -12,6 +12,7 @@ import { adminUrlFor, topicExists } from '../redrive/topic-exists.js';
 import { parseRequest, type CliRequest } from './arguments.js';
 import { progressLine, recordDetail, recordLine, statsLines, summaryLine } from './format.js';
 import { GENERAL_USAGE, usage, VERBS, type Verb } from './usage.js';
+import { errorText } from '../error-text.js';
 
 export interface CliOutput {
   out(line: string): void;
@@ -25,8 +26,6 @@ const consoleOutput: CliOutput = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
 };
-
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 /** `babelqueue-pulsar <verb> ...`; resolves to the process exit code (EXIT). */
 export async function runCli(
@@ -48,7 +47,7 @@ export async function runCli(
   try {
     request = parseRequest(verb, rest, env);
   } catch (error) {
-    output.err(`babelqueue-pulsar ${verb}: ${messageOf(error)}`);
+    output.err(`babelqueue-pulsar ${verb}: ${errorText(error)}`);
     output.err(`\n${usage(verb)}`);
     return EXIT.usage;
   }
@@ -87,10 +86,10 @@ function reportFailure(error: unknown, request: CliRequest, output: CliOutput): 
     return EXIT.missingTopic;
   }
   if (error instanceof BrokerUnreachableError || isUnreachable(error)) {
-    output.err(`${prefix} cannot reach the broker at ${request.serviceUrl}: ${messageOf(error)}`);
+    output.err(`${prefix} cannot reach the broker at ${request.serviceUrl}: ${errorText(error)}`);
     return EXIT.unreachable;
   }
-  output.err(`${prefix} ${messageOf(error)}`);
+  output.err(`${prefix} ${errorText(error)}`);
   return EXIT.writeFailed;
 }
 

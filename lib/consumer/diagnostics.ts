@@ -1,4 +1,5 @@
 import { errorMessage, errorName } from '../envelope/index.js';
+import type { Settlement } from './decision-types.js';
 
 /** What became of a failed delivery, as the failure line reports it. */
 export type FailureOutcome =
@@ -31,6 +32,52 @@ export interface DeadLetterFacts {
   attempt: number;
 }
 
+/** A compile-time check that a switch handled every kind: adding a kind without its case fails to build. */
+export function unreachable(value: never): never {
+  throw new Error(`unhandled case: ${JSON.stringify(value)}`);
+}
+
+/**
+ * What the failure line reports for a settlement that was carried out (pure): `written` is false when the retry
+ * copy or dead-letter record could not be written. An acknowledgement of a failure is a drop.
+ */
+export function failureOutcomeOf(
+  settlement: Settlement,
+  written: boolean | undefined,
+  attempt: number,
+  maxAttempts: number,
+): FailureOutcome {
+  if (written === false) return { kind: 'not-written' };
+  switch (settlement.action) {
+    case 'retry':
+      return { kind: 'retry', delayMs: settlement.delayMs };
+    case 'nack':
+      return { kind: 'nack' };
+    case 'dead-letter':
+      return { kind: 'dead-lettered', nonRetriable: settlement.nonRetriable === true };
+    case 'drop':
+    case 'ack':
+      return { kind: 'dropped', nonRetriable: attempt < maxAttempts };
+    default:
+      return unreachable(settlement);
+  }
+}
+
+/** A failure that will be tried again is a warning; one that ends the message's life (or is stuck) an error. */
+export function failureLevel(outcome: FailureOutcome): 'warn' | 'error' {
+  switch (outcome.kind) {
+    case 'retry':
+    case 'nack':
+    case 'dropped':
+      return 'warn';
+    case 'dead-lettered':
+    case 'not-written':
+      return 'error';
+    default:
+      return unreachable(outcome);
+  }
+}
+
 /** `12 s`, `1.5 s`, `250 ms`: short and exact enough to compare with the configured policy. */
 function duration(ms: number): string {
   return ms < 1000 ? `${ms}ms` : `${Math.round(ms / 100) / 10}s`;
@@ -48,6 +95,8 @@ function describeOutcome(outcome: FailureOutcome): string {
       return outcome.nonRetriable ? 'dropped (not retriable, no dead-letter topic)' : 'dropped (no dead-letter topic)';
     case 'not-written':
       return 'left for redelivery (the replacement could not be written)';
+    default:
+      return unreachable(outcome);
   }
 }
 

@@ -1,5 +1,6 @@
 import { errorMessage, type Envelope } from '../envelope/index.js';
 import type { PulsarMessage } from '../pulsar/client-types.js';
+import { errorText } from '../error-text.js';
 
 /** A dead-letter or poison record as it was written to the dead-letter topic. */
 export interface DeadLetterWrite {
@@ -42,7 +43,7 @@ export function callHookSafely(logger: ConsumerLogger, name: string, run: () => 
   const report = (error: unknown) =>
     (name === 'onRoutingMismatch' ? (logger.debug ?? logger.warn) : logger.error).call(
       logger,
-      `hook ${name} threw (ignored): ${error instanceof Error ? error.message : String(error)}`,
+      `hook ${name} threw (ignored): ${errorText(error)}`,
     );
   try {
     const result = run();

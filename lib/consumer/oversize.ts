@@ -1,5 +1,6 @@
 import { EnvelopeCodec } from '../envelope/index.js';
 import type { OutboundCopy } from './decision-types.js';
+import { errorText } from '../error-text.js';
 
 /**
  * A write the broker or client refused because of its size. Permanent: the same bytes are refused every
@@ -8,7 +9,7 @@ import type { OutboundCopy } from './decision-types.js';
 export function isTooBig(error: unknown): boolean {
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
   if (code === 'MessageTooBig') return true;
-  const text = error instanceof Error ? error.message : String(error);
+  const text = errorText(error);
   return /MessageTooBig|message too big|too large/i.test(text);
 }
 

@@ -12,7 +12,7 @@ import { asError, callHookSafely, type BabelQueueHooks, type ConsumerLogger } fr
 import { withHandlerTimeout, type HandlerDeadlines } from './handler-timeout.js';
 import { inspect } from './inspect.js';
 import { bareRecord, bodyOmittedRecord, isTooBig } from './oversize.js';
-import { deadLetterLine, failureLine, type FailureOutcome } from './diagnostics.js';
+import { deadLetterLine, failureLevel, failureLine, failureOutcomeOf, unreachable } from './diagnostics.js';
 import type { RetryPolicy } from './retry-delay.js';
 import { countedAttempt, decideSettlement } from './settle.js';
 
@@ -159,13 +159,7 @@ function reportFailure(
   attempt: number,
   error: unknown,
 ): void {
-  let outcome: FailureOutcome;
-  if (event.written === false) outcome = { kind: 'not-written' };
-  else if (settlement.action === 'retry') outcome = { kind: 'retry', delayMs: settlement.delayMs };
-  else if (settlement.action === 'nack') outcome = { kind: 'nack' };
-  else if (settlement.action === 'dead-letter')
-    outcome = { kind: 'dead-lettered', nonRetriable: settlement.nonRetriable === true };
-  else outcome = { kind: 'dropped', nonRetriable: attempt < maxAttempts };
+  const outcome = failureOutcomeOf(settlement, event.written, attempt, maxAttempts);
   const line = failureLine({
     urn: event.urn,
     messageId: event.messageId,
@@ -177,8 +171,7 @@ function reportFailure(
   });
   const stack = error instanceof Error ? error.stack : undefined;
   const logged = stack !== undefined && ctx.logStackTraces ? `${line}\n${stack}` : line;
-  if (outcome.kind === 'retry' || outcome.kind === 'nack' || outcome.kind === 'dropped') ctx.logger.warn(logged);
-  else ctx.logger.error(logged);
+  ctx.logger[failureLevel(outcome)](logged);
   if (stack !== undefined && !ctx.logStackTraces) ctx.logger.debug?.(`${line}\n${stack}`);
 }
 
@@ -284,6 +277,8 @@ async function carryOut(
       }
       return acknowledge(message, ctx, event);
     }
+    default:
+      return unreachable(settlement);
   }
 }
 

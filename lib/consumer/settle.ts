@@ -1,3 +1,4 @@
+import { unreachable } from './diagnostics.js';
 import { bareTopicName, deadLetterProperties, deadLetterRecord, EnvelopeCodec } from '../envelope/index.js';
 import { BQ } from '../pulsar/binding.js';
 import { retryDelayMs } from './retry-delay.js';
@@ -9,6 +10,7 @@ import type {
   Settlement,
   SettlementPolicy,
 } from './decision-types.js';
+import { errorText } from '../error-text.js';
 
 /**
  * Decides how a delivery is settled (pure): the rules of docs/contract.md (retries, dead-letter records, settlement).
@@ -30,6 +32,8 @@ export function decideSettlement(
       return settlePoison(message, inspection, policy);
     case 'dispatch':
       return outcome.kind === 'handled' ? { action: 'ack' } : settleFailure(message, inspection, outcome, policy);
+    default:
+      return unreachable(inspection);
   }
 }
 
@@ -80,7 +84,7 @@ function settleFailure(
   policy: SettlementPolicy,
 ): Settlement {
   const attempt = countedAttempt(inspection.attempts);
-  const why = `${outcome.reason === 'unknown_urn' ? 'unknown URN' : 'handler failed'} for ${inspection.urn}: ${describe(outcome.error)}`;
+  const why = `${outcome.reason === 'unknown_urn' ? 'unknown URN' : 'handler failed'} for ${inspection.urn}: ${errorText(outcome.error)}`;
   const nonRetriable = outcome.retriable === false;
   if (attempt < policy.maxAttempts && !nonRetriable) {
     const body = EnvelopeCodec.encodeToBuffer(EnvelopeCodec.withAttempts(inspection.envelope, attempt));
@@ -141,8 +145,4 @@ function retry(
 
 function exhausted(why: string, attempt: number, policy: SettlementPolicy): string {
   return `${why}; attempt ${attempt} of ${policy.maxAttempts} and no dead-letter destination: acknowledged and dropped`;
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,4 +1,5 @@
 import type { PulsarMessage } from '../pulsar/client-types.js';
+import { isReceiveTimeout } from '../pulsar/receive-timeout.js';
 import { HandlerDeadlines } from './handler-timeout.js';
 import { asError } from './hooks.js';
 import { processMessage, type ProcessorContext, type SettledEvent } from './process-message.js';
@@ -14,8 +15,6 @@ export interface TopicConsumerOptions extends Omit<ProcessorContext, 'onHandlerO
   onSettled?(event: SettledEvent): void;
   onLoopError?(error: Error): void;
 }
-
-const isTimeout = (error: unknown) => /timeout/i.test(asError(error).message);
 
 const DONE = Promise.resolve();
 const REPORTS_KEPT = 10_000;
@@ -110,7 +109,7 @@ export class TopicConsumer {
         failures = 0;
       } catch (error) {
         // A receive that times out at once (a client without a wait) must not spin the event loop.
-        if (this.stopping || isTimeout(error)) {
+        if (this.stopping || isReceiveTimeout(error)) {
           await new Promise((resolve) => setImmediate(resolve));
           continue;
         }

@@ -13,6 +13,7 @@ import { parseDuration, type DeadLetterSelection } from '../redrive/selection.js
 import { deadLetterTopicName } from '../redrive/topic-name.js';
 import type { RedriveResult } from '../redrive/types.js';
 import type { BabelQueueDashboardOptions } from './dashboard-options.js';
+import { errorText } from '../error-text.js';
 
 export interface TopicSummary {
   topic: string;
@@ -66,7 +67,7 @@ export class DashboardService {
     try {
       full = deadLetterTopicName(asked);
     } catch (error) {
-      throw new BadRequestException(error instanceof Error ? error.message : String(error));
+      throw new BadRequestException(errorText(error));
     }
     // Only configured topics: a request never creates or reads anything else.
     if (!this.topics.has(full)) throw new NotFoundException(`${asked} is not a dead-letter topic of this dashboard`);
@@ -85,7 +86,7 @@ export class DashboardService {
       const newer = text(query.newerThan);
       if (newer) selection.newerThanMs = parseDuration(newer);
     } catch (error) {
-      throw new BadRequestException(error instanceof Error ? error.message : String(error));
+      throw new BadRequestException(errorText(error));
     }
     return selection;
   }

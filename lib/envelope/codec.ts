@@ -13,6 +13,7 @@ import {
 } from './json.js';
 import { BOM_ERROR, decodeUtf8 } from './utf8.js';
 import type { DecodeOptions, DecodeResult, Envelope, MakeOptions } from './types.js';
+import { errorText } from '../error-text.js';
 
 type Obj = Record<string, unknown>;
 
@@ -136,7 +137,7 @@ function decode(input: Buffer | Uint8Array | string, options: DecodeOptions = {}
     return { envelope, error: null, warnings };
   } catch (error) {
     // Unreachable by design (the parser reports its own errors); decode still never throws.
-    return rejected(`payload could not be decoded: ${error instanceof Error ? error.message : String(error)}`);
+    return rejected(`payload could not be decoded: ${errorText(error)}`);
   }
 }
 

@@ -8,6 +8,7 @@ import type { IdempotencyOptions } from '../idempotency/store.js';
 import { parseTopic } from '../pulsar/websocket/topic.js';
 import { checkPayloadSchema, type PayloadSchema } from '../schema/payload-schema.js';
 import { isUrnContract, type UrnContract } from '../schema/urn-contract.js';
+import { errorText } from '../error-text.js';
 
 export interface BabelHandlerOptions {
   /** Free-form metadata kept with the handler (Nest "extras"), e.g. for documentation tooling. */
@@ -76,7 +77,7 @@ function optionalTopic(value: unknown): string | undefined {
   try {
     parseTopic(topic);
   } catch (error) {
-    throw new TypeError(`@BabelHandler topic: ${error instanceof Error ? error.message : String(error)}`, {
+    throw new TypeError(`@BabelHandler topic: ${errorText(error)}`, {
       cause: error,
     });
   }

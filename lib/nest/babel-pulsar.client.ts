@@ -16,6 +16,7 @@ import type { FieldCipher } from '../schema/gdpr.js';
 import { publishPayload } from '../schema/message-payload.js';
 import { checkPayloadSchema, type PayloadSchema } from '../schema/payload-schema.js';
 import { isUrnContract, type UrnContract } from '../schema/urn-contract.js';
+import { errorText } from '../error-text.js';
 
 export interface BabelPulsarClientOptions {
   /**
@@ -444,12 +445,9 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
       payload = EnvelopeCodec.encodeToBuffer(envelope);
     } catch (error) {
       if (error instanceof BabelQueueError) throw error;
-      throw new BabelQueueError(
-        `publish data cannot be encoded as JSON: ${error instanceof Error ? error.message : String(error)}`,
-        {
-          cause: error,
-        },
-      );
+      throw new BabelQueueError(`publish data cannot be encoded as JSON: ${errorText(error)}`, {
+        cause: error,
+      });
     }
     // traceparent / tracestate ride as transport properties, never in the envelope; the caller's headers win.
     const properties: Record<string, string> = { ...trace?.headers, ...headers, ...pulsarProperties(envelope) };
@@ -519,7 +517,7 @@ function checkTopic(topic: unknown, name: string): string {
   try {
     parseTopic(topic.trim());
   } catch (error) {
-    throw new BabelQueueError(`${name}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new BabelQueueError(`${name}: ${errorText(error)}`, { cause: error });
   }
   return topic.trim();
 }

@@ -62,17 +62,6 @@ interface TopicResources {
 const STATUS_POLL_MS = 1000;
 /** A refused producer is asked for again this often (and on the next write after it). */
 const REFUSED_PRODUCER_RETRY_MS = 2000;
-/** When a server of each connection name last started in this process (see serverStartedSince). */
-const lastStartByConnection = new Map<string | undefined, number>();
-
-/**
- * True when some BabelPulsarServer serving `connection` started at or after `since` (ms): the start-up check does
- * not report a module's unstarted server when the application consumes through a server of its own instead.
- */
-export function serverStartedSince(connection: string | undefined, since: number): boolean {
-  return (lastStartByConnection.get(connection) ?? -Infinity) >= since;
-}
-
 const fullTopic = (topic: string): string => {
   try {
     return normalizeTopic(topic);
@@ -241,7 +230,6 @@ export class BabelPulsarServer
     if (this.closing) throw new Error('BabelPulsarServer was closed; create a new one to listen again');
     if (this.running.length > 0) return;
     this.started = true;
-    lastStartByConnection.set(this.options.name, Date.now());
     // OpenTelemetry (an optional peer) is imported once; without it there are no spans and no metrics. With
     // both signals switched off it is not imported at all.
     const { tracing, metrics } = this.settings.telemetry;

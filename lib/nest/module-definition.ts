@@ -1,4 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import type { BabelQueueModuleOptions } from './module-options.js';
 import { BabelQueueOptionsError } from './module-options.js';
 import { babelQueueExports, babelQueueProviders } from './module-providers.js';
@@ -37,6 +38,8 @@ export const {
     return {
       ...definition,
       global: extras.isGlobal === true,
+      // DiscoveryService, for the start-up check's scan of the application's handlers.
+      imports: [...(definition.imports ?? []), DiscoveryModule],
       providers: [...(definition.providers ?? []), ...babelQueueProviders(BABEL_QUEUE_OPTIONS, name)],
       exports: [...(definition.exports ?? []), ...babelQueueExports(name)],
     };

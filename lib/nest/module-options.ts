@@ -12,6 +12,7 @@ import type { OutboxRelayOptions } from '../outbox/relay.js';
 import type { FieldCipher } from '../schema/gdpr.js';
 import type { OutboxPool } from '../outbox/relay-store.js';
 import { checkOutboxTable, DEFAULT_OUTBOX_TABLE } from '../outbox/table.js';
+import { errorText } from '../error-text.js';
 
 /** How the module's BabelPulsarServer consumes (the server options, minus what the module supplies). */
 export interface BabelQueueConsumerOptions {
@@ -278,7 +279,7 @@ function checkTopicName(topic: unknown, name: string): string {
   try {
     parseTopic(topic.trim());
   } catch (error) {
-    throw new BabelQueueOptionsError(`${name}: ${error instanceof Error ? error.message : String(error)}`, {
+    throw new BabelQueueOptionsError(`${name}: ${errorText(error)}`, {
       cause: error,
     });
   }

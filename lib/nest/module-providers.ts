@@ -8,7 +8,7 @@ import {
   type OnModuleInit,
   type Provider,
 } from '@nestjs/common';
-import { ModuleRef, ModulesContainer } from '@nestjs/core';
+import { DiscoveryService, MetadataScanner, ModuleRef, ModulesContainer } from '@nestjs/core';
 import type { BabelQueueHooks } from '../consumer/index.js';
 import { BabelQueueError } from '../envelope/index.js';
 import { createPulsarClient } from '../pulsar/client-factory.js';
@@ -37,6 +37,7 @@ import { closeIfClosable } from './stubbed-provider.js';
 import { BabelOutbox } from '../outbox/outbox.js';
 import { OutboxRelay } from '../outbox/relay.js';
 import { outboxMigrationSql } from '../outbox/table.js';
+import { errorText } from '../error-text.js';
 
 /**
  * Resolves a hooks class through DI: the instance registered anywhere in the application when there is one,
@@ -89,7 +90,7 @@ export class BabelQueueHooksHost implements OnModuleInit {
           throw new BabelQueueError(
             `BabelQueueModule could not create the hooks class ${hooks.type.name}: register it as a provider in one of your ` +
               `modules, or make its dependencies available to BabelQueueModule (global modules or forRootAsync imports). ` +
-              `${error instanceof Error ? error.message : String(error)}`,
+              `${errorText(error)}`,
             { cause: error },
           );
         }
@@ -134,7 +135,7 @@ export class BabelQueueLifecycle implements OnApplicationShutdown {
       try {
         await this.handle.client.close();
       } catch (error) {
-        this.logger.warn(`closing the Pulsar client failed: ${error instanceof Error ? error.message : String(error)}`);
+        this.logger.warn(`closing the Pulsar client failed: ${errorText(error)}`);
       }
     }
     if (this.handle) this.handle.closed = true;
@@ -284,13 +285,22 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
     },
     {
       provide: BabelQueueStartupCheck,
-      inject: [ModulesContainer, t.server, BABEL_QUEUE_NAME, BABEL_QUEUE_RESOLVED_OPTIONS],
+      inject: [
+        ModulesContainer,
+        DiscoveryService,
+        MetadataScanner,
+        t.server,
+        BABEL_QUEUE_NAME,
+        BABEL_QUEUE_RESOLVED_OPTIONS,
+      ],
       useFactory: (
         modules: ModulesContainer,
+        discovery: DiscoveryService,
+        scanner: MetadataScanner,
         server: BabelPulsarServer,
         registration: RegistrationName,
         options: ResolvedModuleOptions,
-      ) => new BabelQueueStartupCheck(modules, server, registration, options),
+      ) => new BabelQueueStartupCheck(modules, discovery, scanner, server, registration, options),
     },
   ];
 }

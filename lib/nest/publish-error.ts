@@ -1,4 +1,5 @@
 import { BabelQueueError } from '../envelope/index.js';
+import { errorText } from '../error-text.js';
 
 // Failures that happen before the broker could have stored anything. Codes of the WebSocket client, and the
 // result names the native client puts in its messages.
@@ -12,7 +13,7 @@ const NEVER_STORED =
  */
 export function mayHaveBeenStored(error: unknown): boolean {
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
-  const text = `${typeof code === 'string' ? code : ''} ${error instanceof Error ? error.message : String(error)}`;
+  const text = `${typeof code === 'string' ? code : ''} ${errorText(error)}`;
   return !NEVER_STORED.test(text);
 }
 
@@ -26,7 +27,7 @@ export class PublishError extends BabelQueueError {
   readonly mayHaveBeenStored: boolean;
 
   constructor(cause: unknown, messageId: string, topic: string) {
-    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    super(errorText(cause), { cause });
     this.name = 'PublishError';
     this.messageId = messageId;
     this.topic = topic;

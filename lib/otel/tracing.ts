@@ -3,6 +3,7 @@
 import type * as OtelApi from '@opentelemetry/api';
 import type { Envelope } from '../envelope/index.js';
 import { formatTraceParent, otelTraceIdOf, parentSpanIdOf, parseTraceParent, uuidOfOtelTraceId } from './trace-id.js';
+import { errorText } from '../error-text.js';
 
 export type OpenTelemetryApi = typeof OtelApi;
 
@@ -123,7 +124,7 @@ export function startPublishSpan(urn: string, topic: string, givenTraceId?: stri
         span.recordException(error instanceof Error ? error : String(error));
         span.setStatus({
           code: api.SpanStatusCode.ERROR,
-          message: error instanceof Error ? error.message : String(error),
+          message: errorText(error),
         });
       }
       span.end();
@@ -205,7 +206,7 @@ export async function inProcessSpan<T>(input: ProcessSpanInput, work: () => Prom
     return result;
   } catch (error) {
     span.recordException(error instanceof Error ? error : String(error));
-    span.setStatus({ code: api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+    span.setStatus({ code: api.SpanStatusCode.ERROR, message: errorText(error) });
     throw error;
   } finally {
     span.end();

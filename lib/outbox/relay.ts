@@ -6,6 +6,7 @@ import type { ProducerSource } from '../nest/server-options.js';
 import { outboxBackoffMs } from './backoff.js';
 import { claimOutboxRows, type OutboxPool, type OutboxRow } from './relay-store.js';
 import { checkOutboxTable } from './table.js';
+import { errorText } from '../error-text.js';
 
 export interface OutboxRelayOptions {
   /** A `pg` Pool on the database of the outbox table (TypeORM: `dataSource.driver.master`). */
@@ -171,7 +172,7 @@ export class OutboxRelay {
           continue;
         }
         failed += 1;
-        const reason = outcome.reason instanceof Error ? outcome.reason.message : String(outcome.reason);
+        const reason = errorText(outcome.reason);
         await claim.markFailed(row.seq, reason, outboxBackoffMs(row.attempts));
         this.logger.warn(
           `outbox row ${row.messageId} to ${row.topic} not published (attempt ${row.attempts + 1}): ${reason}`,

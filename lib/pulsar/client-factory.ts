@@ -1,3 +1,4 @@
+import { errorText } from '../error-text.js';
 /**
  * Builds a Pulsar client from a service URL: the scheme picks the implementation.
  *
@@ -107,7 +108,7 @@ const dynamicImport = (specifier: string): Promise<unknown> => import(specifier)
 
 function isModuleNotFound(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorText(error);
   // Only the package itself missing: a module missing *inside* it means it is installed but broken.
   return (
     (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') &&
@@ -143,7 +144,7 @@ export async function loadNativePulsar(
         { cause: error },
       );
     }
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorText(error);
     throw new BabelQueueError(
       `the package "${NATIVE_PACKAGE}" is installed but could not be loaded (is its native binary built?): ${reason}`,
       {

@@ -1,5 +1,6 @@
 import { parseTopic } from '../pulsar/websocket/topic.js';
 import { DeadLetterUsageError } from './errors.js';
+import { errorText } from '../error-text.js';
 
 /**
  * The fully qualified dead-letter topic, checked by the same rule on both clients (Pulsar's v2 names:
@@ -10,6 +11,6 @@ export function deadLetterTopicName(name: unknown): string {
   try {
     return parseTopic(typeof name === 'string' ? name.trim() : name).full;
   } catch (error) {
-    throw new DeadLetterUsageError(error instanceof Error ? error.message : String(error));
+    throw new DeadLetterUsageError(errorText(error));
   }
 }

@@ -1,6 +1,7 @@
 import { BabelQueueError } from '../envelope/index.js';
 import { moveRawSlot, parseJson, rawNumberAt, stringifyJson } from '../envelope/json.js';
 import type { PayloadSchema } from './payload-schema.js';
+import { errorText } from '../error-text.js';
 
 /** Field-level encryption: a KMS, Vault transit, or the reference AesGcmCipher. */
 export interface FieldCipher {
@@ -132,7 +133,7 @@ export function unprotect<T extends object>(data: T, schema: PayloadSchema | und
       try {
         plaintext = cipher.decrypt(value);
       } catch (error) {
-        throw new DecryptError(path, error instanceof Error ? error.message : String(error), { cause: error });
+        throw new DecryptError(path, errorText(error), { cause: error });
       }
       // Parsed inside a holder so that a number's exact text is recorded, then moved to the field's slot.
       const parsed = parseJson(`[${plaintext.toString('utf8')}]`);

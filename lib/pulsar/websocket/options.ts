@@ -3,6 +3,7 @@ import { PulsarWebSocketError } from './errors.js';
 import { resolveTls, type ResolvedTls, type TlsOptions } from '../tls.js';
 import { toWebSocketBases } from './handshake.js';
 import type { ReconnectOptions } from './socket.js';
+import { errorText } from '../../error-text.js';
 
 export interface PulsarWebSocketClientOptions extends Pick<
   TlsOptions,
@@ -125,13 +126,10 @@ function authorizationHeaders(token: PulsarWebSocketClientOptions['token']): () 
       try {
         current = await token();
       } catch (error) {
-        throw new PulsarWebSocketError(
-          `the token supplier failed: ${error instanceof Error ? error.message : String(error)}`,
-          {
-            code: 'InvalidArgument',
-            cause: error,
-          },
-        );
+        throw new PulsarWebSocketError(`the token supplier failed: ${errorText(error)}`, {
+          code: 'InvalidArgument',
+          cause: error,
+        });
       }
       return { Authorization: `Bearer ${checkToken(current)}` };
     };
@@ -150,7 +148,7 @@ function trustedCas(options: PulsarWebSocketClientOptions): ResolvedOptions['ca'
     return fs.readFileSync(options.tlsTrustCertsFilePath);
   } catch (error) {
     throw new PulsarWebSocketError(
-      `cannot read tlsTrustCertsFilePath ${options.tlsTrustCertsFilePath}: ${error instanceof Error ? error.message : String(error)}`,
+      `cannot read tlsTrustCertsFilePath ${options.tlsTrustCertsFilePath}: ${errorText(error)}`,
       { code: 'InvalidArgument', cause: error },
     );
   }
