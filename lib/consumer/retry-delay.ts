@@ -1,3 +1,4 @@
+import { raiseStandardError, type RaiseOptionError } from '../options/option-table.js';
 import { describeValue } from '../describe-value.js';
 /**
  * How long a retry copy waits on the broker before it is delivered again. Without a policy a retry is due
@@ -36,30 +37,35 @@ export function retryDelayMs(policy: RetryPolicy | undefined, retry: number, sam
 }
 
 /** Checks a retry policy, with an error naming the option (`where`) and what is allowed. */
-export function checkRetryPolicy(policy: unknown, where: string): RetryPolicy | undefined {
+export function checkRetryPolicy(
+  policy: unknown,
+  where: string,
+  raise: RaiseOptionError = raiseStandardError,
+): RetryPolicy | undefined {
   if (policy === undefined) return undefined;
   if (typeof policy !== 'object' || policy === null) {
-    throw new TypeError(`${where} must be an object { backoff, initialDelayMs, maxDelayMs?, jitter? }`);
+    return raise(`${where} must be an object { backoff, initialDelayMs, maxDelayMs?, jitter? }`, 'type');
   }
   const { backoff, initialDelayMs, maxDelayMs, jitter, ...rest } = policy as Record<string, unknown>;
   const unknownKeys = Object.keys(rest);
   if (unknownKeys.length > 0) {
-    throw new TypeError(
+    return raise(
       `${where} has unknown key(s) ${unknownKeys.join(', ')} (allowed: backoff, initialDelayMs, maxDelayMs, jitter)`,
+      'type',
     );
   }
   if (backoff !== 'exponential' && backoff !== 'fixed') {
-    throw new TypeError(`${where}.backoff must be 'exponential' or 'fixed', got ${describeValue(backoff)}`);
+    return raise(`${where}.backoff must be 'exponential' or 'fixed', got ${describeValue(backoff)}`, 'type');
   }
   const wholeMs = (name: string, value: unknown, min: number): void => {
     if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-      throw new RangeError(`${where}.${name} must be a whole number of ms >= ${min}, got ${describeValue(value)}`);
+      raise(`${where}.${name} must be a whole number of ms >= ${min}, got ${describeValue(value)}`, 'range');
     }
   };
   wholeMs('initialDelayMs', initialDelayMs, 1);
   if (maxDelayMs !== undefined) wholeMs('maxDelayMs', maxDelayMs, initialDelayMs as number);
   if (jitter !== undefined && !(typeof jitter === 'number' && jitter >= 0 && jitter <= 1)) {
-    throw new RangeError(`${where}.jitter must be a fraction from 0 to 1, got ${describeValue(jitter)}`);
+    raise(`${where}.jitter must be a fraction from 0 to 1, got ${describeValue(jitter)}`, 'range');
   }
   return policy as RetryPolicy;
 }

@@ -1,3 +1,4 @@
+import { raiseStandardError, type RaiseOptionError } from '../options/option-table.js';
 /**
  * Where handled message ids (`meta.id`) are remembered (docs/contract.md#idempotency). Methods may be sync or async.
  * `seen` is asked before the handler runs, `remember` only after it succeeded, `forget` lets an id run again.
@@ -13,7 +14,11 @@ export interface IdempotencyOptions {
   store: IdempotencyStore;
 }
 
-export function checkIdempotencyOptions(options: unknown, name: string): asserts options is IdempotencyOptions {
+export function checkIdempotencyOptions(
+  options: unknown,
+  name: string,
+  raise: RaiseOptionError = raiseStandardError,
+): asserts options is IdempotencyOptions {
   const store = (options as { store?: Partial<IdempotencyStore> } | null)?.store;
   if (
     !store ||
@@ -21,8 +26,6 @@ export function checkIdempotencyOptions(options: unknown, name: string): asserts
     typeof store.remember !== 'function' ||
     typeof store.forget !== 'function'
   ) {
-    throw new TypeError(
-      `${name} must be { store } with seen, remember and forget (e.g. new InMemoryIdempotencyStore())`,
-    );
+    raise(`${name} must be { store } with seen, remember and forget (e.g. new InMemoryIdempotencyStore())`, 'type');
   }
 }

@@ -1,41 +1,16 @@
 import { UseFilters, type Type } from '@nestjs/common';
 import { EventPattern } from '@nestjs/microservices';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
-import { checkRetryPolicy, type RetryPolicy } from '../consumer/index.js';
+import type { RetryPolicy } from '../consumer/index.js';
 import { BabelFailureRelay } from './failure-relay.js';
 import { Idempotent } from '../idempotency/idempotent.interceptor.js';
-import type { IdempotencyOptions } from '../idempotency/store.js';
-import { parseTopic } from '../pulsar/websocket/topic.js';
 import { checkPayloadSchema, type PayloadSchema } from '../schema/payload-schema.js';
 import { isUrnContract, type UrnContract } from '../schema/urn-contract.js';
-import { errorText } from '../error-text.js';
+import { raiseStandardError, resolveOptions, type OptionsInput } from '../options/option-table.js';
+import { handlerOptionTable } from './handler-options.js';
 
-export interface BabelHandlerOptions {
-  /** Free-form metadata kept with the handler (Nest "extras"), e.g. for documentation tooling. */
-  extras?: Record<string, unknown>;
-  /** This handler's time-out, ms, instead of the server's `handlerTimeoutMs`; 0 = no limit. */
-  timeoutMs?: number;
-  /** Total deliveries of this URN's messages, the first included, instead of the server's `maxAttempts`. */
-  maxAttempts?: number;
-  /** Spacing of this URN's retries instead of the server's `retryPolicy` (see the README's Retry policy). */
-  retryPolicy?: RetryPolicy;
-  /** Skip a message whose `meta.id` this handler already handled (see @Idempotent). */
-  idempotency?: IdempotencyOptions;
-  /**
-   * The topic this handler consumes instead of the server's topics (short `payments` or full name). The server
-   * subscribes each distinct topic and subscription once and routes within it.
-   */
-  topic?: string;
-  /** The subscription this handler consumes through instead of the server's `subscription`. */
-  subscription?: string;
-  /** The named registration (`BabelQueueModule.forRoot({ name })`) whose server runs this handler; default: the unnamed one. */
-  connection?: string;
-  /**
-   * JSON Schema of `data` (docs/schemas.md): a message that breaks it is dead-lettered at once with every
-   * violation; `x-gdpr-sensitive` fields are decrypted first. Default: the contract's schema, if any.
-   */
-  schema?: PayloadSchema;
-}
+/** The options of `@BabelHandler(urn, options)`. */
+export type BabelHandlerOptions = OptionsInput<typeof handlerOptionTable>;
 
 /** What @BabelHandler stores in the handler's extras, so the server can name both sides of a clash. */
 export interface BabelHandlerExtras {
@@ -52,39 +27,8 @@ export interface BabelHandlerExtras {
   schema?: PayloadSchema;
 }
 
-const HANDLER_OPTION_KEYS = [
-  'extras',
-  'timeoutMs',
-  'maxAttempts',
-  'retryPolicy',
-  'idempotency',
-  'topic',
-  'subscription',
-  'connection',
-  'schema',
-] as const satisfies ReadonlyArray<keyof BabelHandlerOptions>;
+const HANDLER_OPTION_KEYS = Object.keys(handlerOptionTable);
 
-function optionalName(value: unknown, option: string, example: string): string | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.trim() === '')
-    throw new TypeError(`@BabelHandler ${option} must be a non-blank string such as ${example}, got ${String(value)}`);
-  return value.trim();
-}
-
-function optionalTopic(value: unknown): string | undefined {
-  const topic = optionalName(value, 'topic', '"payments"');
-  if (topic === undefined) return undefined;
-  try {
-    parseTopic(topic);
-  } catch (error) {
-    throw new TypeError(`@BabelHandler topic: ${errorText(error)}`, {
-      cause: error,
-    });
-  }
-  return topic;
-}
-
-/** A decorator that only fits a method whose first parameter accepts the contract's payload type. */
 export type TypedHandlerDecorator<T> = <M extends (data: T, ...rest: never[]) => unknown>(
   target: object,
   key: string | symbol,
@@ -112,26 +56,18 @@ export function BabelHandler(
     throw new TypeError('@BabelHandler needs a non-blank URN, e.g. @BabelHandler("urn:babel:orders:created")');
   if (typeof options !== 'object' || options === null)
     throw new TypeError(`@BabelHandler options must be an object, got ${String(options)}`);
-  const unknown = Object.keys(options).filter((key) => !(HANDLER_OPTION_KEYS as readonly string[]).includes(key));
+  const unknown = Object.keys(options).filter((key) => !HANDLER_OPTION_KEYS.includes(key));
   if (unknown.length > 0) {
     throw new TypeError(
       `@BabelHandler option(s) ${unknown.join(', ')} unknown; allowed: ${HANDLER_OPTION_KEYS.join(', ')}`,
     );
   }
-  const { timeoutMs } = options;
-  if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && timeoutMs >= 0)) {
-    throw new TypeError(
-      `@BabelHandler timeoutMs must be a whole number of ms (0 = no limit), got ${String(timeoutMs)}`,
-    );
-  }
-  const { maxAttempts } = options;
-  if (maxAttempts !== undefined && !(Number.isInteger(maxAttempts) && maxAttempts >= 1)) {
-    throw new RangeError(`@BabelHandler maxAttempts must be an integer >= 1, got ${String(maxAttempts)}`);
-  }
-  const retryPolicy = checkRetryPolicy(options.retryPolicy, '@BabelHandler retryPolicy');
-  const topic = optionalTopic(options.topic);
-  const subscription = optionalName(options.subscription, 'subscription', '"billing"');
-  const connection = optionalName(options.connection, 'connection', '"payments"');
+  const { timeoutMs, maxAttempts, retryPolicy, topic, subscription, connection } = resolveOptions(
+    handlerOptionTable,
+    options,
+    (key) => `@BabelHandler ${key}`,
+    raiseStandardError,
+  );
   const idempotent = options.idempotency ? Idempotent(options.idempotency) : undefined;
   const given = options.schema ?? (isUrnContract(urnOrContract) ? urnOrContract.schema : undefined);
   const schema = given === undefined ? undefined : checkPayloadSchema(given, `@BabelHandler('${pattern}') schema`);

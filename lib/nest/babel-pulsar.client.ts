@@ -4,59 +4,23 @@ import { EventEmitter } from 'node:events';
 import { Observable, throwError } from 'rxjs';
 import { BabelQueueError, EnvelopeCodec, bareTopicName } from '../envelope/index.js';
 import { BQ, isBlankProperty, pulsarProperties } from '../pulsar/binding.js';
-import { createPulsarClient, type PulsarAuthOptions } from '../pulsar/client-factory.js';
+import { createPulsarClient } from '../pulsar/client-factory.js';
 import type { PulsarClientLike, PulsarProducerMessage } from '../pulsar/client-types.js';
-import { parseTopic } from '../pulsar/websocket/index.js';
 import { loadOpenTelemetry, startPublishSpan, type PublishTrace } from '../otel/tracing.js';
-import { resolveTelemetry, type TelemetryOption } from '../otel/telemetry-options.js';
 import { BabelProducerPool, type PooledProducerState } from './producer-pool.js';
 import type { ProducerSource } from './server-options.js';
 import { PublishError } from './publish-error.js';
-import type { FieldCipher } from '../schema/gdpr.js';
 import { publishPayload } from '../schema/message-payload.js';
 import { checkPayloadSchema, type PayloadSchema } from '../schema/payload-schema.js';
 import { isUrnContract, type UrnContract } from '../schema/urn-contract.js';
 import { errorText } from '../error-text.js';
+import { resolveOptions, type OptionsInput } from '../options/option-table.js';
+import { checkTimeout, checkTopic, clientOptionTable, describe, raiseClientError } from './client-options.js';
 
-export interface BabelPulsarClientOptions {
-  /**
-   * A ready Pulsar client (native `pulsar-client` Client or PulsarWebSocketClient). This BabelPulsarClient
-   * never closes it. Give either `client` or `serviceUrl`.
-   */
-  client?: PulsarClientLike;
-  /**
-   * Creates a client of its own on connect() (closed by close()): pulsar:// and pulsar+ssl:// use the native
-   * `pulsar-client` package, http(s):// and ws(s):// the built-in WebSocket client.
-   */
-  serviceUrl?: string;
-  /** Token authentication for the client created from `serviceUrl`. */
-  auth?: PulsarAuthOptions;
-  /** Extra options for the client created from `serviceUrl`. */
-  clientOptions?: Record<string, unknown>;
-  /** Default topic of publish() and the topic of emit(). */
-  topic?: string;
-  /**
-   * Where producers come from when someone else owns them (BabelQueueModule shares its pool); such a source is
-   * never closed here. By default the client keeps a pool of its own and closes it on close().
-   */
-  producers?: ProducerSource;
-  /**
-   * OpenTelemetry, when `@opentelemetry/api` is installed: `tracing` (default true) starts a `publish <urn>` span
-   * and sends its `traceparent`; `false` or `{ tracing: false }` turns that off. (`metrics` is accepted for
-   * symmetry with the server; the client records none.)
-   */
-  telemetry?: TelemetryOption;
-  /**
-   * How long a publish waits for the broker (client creation, producer and send) before it rejects with a
-   * PublishError naming the topic. Default 10000 ms; per call: `publish(urn, data, { timeoutMs })`.
-   */
-  publishTimeoutMs?: number;
-  /** Encrypts the `x-gdpr-sensitive` fields of a publish's schema (docs/schemas.md). */
-  cipher?: FieldCipher;
-}
+/** The options of `new BabelPulsarClient(options)`. */
+export type BabelPulsarClientOptions = OptionsInput<typeof clientOptionTable>;
 
-/** The default of `publishTimeoutMs`: long enough for a broker that is busy, short enough for one that is down. */
-export const DEFAULT_PUBLISH_TIMEOUT_MS = 10_000;
+export { DEFAULT_PUBLISH_TIMEOUT_MS } from './client-options.js';
 
 export interface PublishOptions {
   /** Topic to publish to; defaults to the client's topic. `meta.queue` is its bare name. */
@@ -118,14 +82,6 @@ const NOT_DATA: ReadonlyArray<abstract new (...args: never[]) => unknown> = [
   Boolean,
 ];
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (value === undefined) return 'nothing';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return `a ${(value as object).constructor?.name ?? 'non-plain object'}`;
-  return `${typeof value} ${JSON.stringify(value) ?? String(value)}`;
-}
-
 function isData(value: unknown): value is PlainData {
   if (typeof value !== 'object' || value === null || Array.isArray(value) || ArrayBuffer.isView(value)) return false;
   return !NOT_DATA.some((type) => value instanceof type);
@@ -163,34 +119,21 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     super();
     if (!options || typeof options !== 'object')
       throw new BabelQueueError('BabelPulsarClient needs options: { client, topic } or { serviceUrl, topic }');
-    const { client, serviceUrl, topic } = options;
+    const { client, serviceUrl, topic, telemetry, publishTimeoutMs } = resolveOptions(
+      clientOptionTable,
+      options as Record<string, unknown>,
+      'options',
+      raiseClientError,
+    );
     if (client !== undefined && serviceUrl !== undefined) {
       throw new BabelQueueError('BabelPulsarClient takes either client or serviceUrl, not both');
     }
     if (client === undefined && serviceUrl === undefined) {
       throw new BabelQueueError('BabelPulsarClient needs a client (a ready Pulsar client) or a serviceUrl');
     }
-    if (
-      client !== undefined &&
-      (typeof client !== 'object' || client === null || typeof client.createProducer !== 'function')
-    ) {
-      throw new BabelQueueError(
-        'options.client must be a Pulsar client (pulsar-client Client or PulsarWebSocketClient)',
-      );
-    }
-    if (topic !== undefined) this.defaultTopic = checkTopic(topic, 'options.topic');
-    if (options.producers !== undefined && typeof options.producers?.producerFor !== 'function') {
-      throw new BabelQueueError('options.producers must have a producerFor(topic) method');
-    }
-    try {
-      this.tracing = resolveTelemetry(options.telemetry, 'options.telemetry').tracing;
-    } catch (error) {
-      throw new BabelQueueError((error as Error).message);
-    }
-    this.publishTimeoutMs =
-      options.publishTimeoutMs === undefined
-        ? DEFAULT_PUBLISH_TIMEOUT_MS
-        : checkTimeout(options.publishTimeoutMs, 'options.publishTimeoutMs');
+    if (topic !== undefined) this.defaultTopic = topic;
+    this.tracing = telemetry.tracing;
+    this.publishTimeoutMs = publishTimeoutMs;
     this.client = client;
     this.events.on('error', () => undefined); // an 'error' without listeners must not throw
     this.initializeSerializer({});
@@ -506,30 +449,6 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     promise.then(forget, forget);
     return promise;
   }
-}
-
-function checkTopic(topic: unknown, name: string): string {
-  if (typeof topic !== 'string' || topic.trim() === '') {
-    throw new BabelQueueError(
-      `${name} must be a non-blank topic name (e.g. "orders" or "persistent://public/default/orders"), got ${describe(topic)}`,
-    );
-  }
-  try {
-    parseTopic(topic.trim());
-  } catch (error) {
-    throw new BabelQueueError(`${name}: ${errorText(error)}`, { cause: error });
-  }
-  return topic.trim();
-}
-
-/** A time-out in whole ms; 0 = wait as long as the Pulsar client does. */
-function checkTimeout(value: unknown, name: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-    throw new BabelQueueError(
-      `${name} must be a whole number of milliseconds >= 0 (0 = no time-out), got ${describe(value)}`,
-    );
-  }
-  return value;
 }
 
 /** Whole milliseconds, rounded up so that any positive delay delays. */

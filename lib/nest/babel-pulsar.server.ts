@@ -5,7 +5,7 @@ import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-hos
 import { isObservable, lastValueFrom } from 'rxjs';
 import { TopicConsumer, type BabelQueueHooks, type ConsumerLogger, type SettledEvent } from '../consumer/index.js';
 import type { Envelope } from '../envelope/index.js';
-import type { PulsarClientLike, PulsarConsumerConfig, PulsarMessage, PulsarProducer } from '../pulsar/client-types.js';
+import type { PulsarClientLike, PulsarMessage, PulsarProducer } from '../pulsar/client-types.js';
 import { canPush, PushFeed } from '../consumer/push-feed.js';
 import { toLibraryClient } from '../pulsar/native/adapter.js';
 import { contextFor } from './babel.context.js';
@@ -23,14 +23,11 @@ import { normalizeTopic } from '../pulsar/websocket/index.js';
 import { messageIdText } from '../pulsar/message-id.js';
 import { inProcessSpan, loadOpenTelemetry, openTelemetry, tracingObserved } from '../otel/tracing.js';
 import { ConsumerMetrics } from '../otel/metrics.js';
-import {
-  DeferredProducer,
-  isNotAuthorized,
-  ProducerNotAuthorizedError,
-  type ProducerPurpose,
-  type RefusedProducerState,
-} from './refused-producer.js';
+import type { DeferredProducer, RefusedProducerState } from './refused-producer.js';
+import { BindingProducers } from './binding-producers.js';
+import { consumerConfigFor, deadLetterTopicOf } from './consumer-config.js';
 import { isRetriableNestFailure } from './failure-classify.js';
+import { raiseStandardError } from '../options/option-table.js';
 import {
   checkDelayable,
   isProducer,
@@ -60,8 +57,6 @@ interface TopicResources {
 }
 
 const STATUS_POLL_MS = 1000;
-/** A refused producer is asked for again this often (and on the next write after it). */
-const REFUSED_PRODUCER_RETRY_MS = 2000;
 const fullTopic = (topic: string): string => {
   try {
     return normalizeTopic(topic);
@@ -142,7 +137,7 @@ export class BabelPulsarServer
 
   /** The registration name this server serves (`BabelQueueModule.forRoot({ name })`); undefined = the unnamed one. */
   get connectionName(): string | undefined {
-    return this.options.name;
+    return this.settings.name;
   }
 
   /** True once listen() was called (the module warns when a server with handlers is never started). */
@@ -163,13 +158,18 @@ export class BabelPulsarServer
     const urn = this.normalizePattern(pattern as string);
     const babelExtras = extras[BABEL_HANDLER_EXTRAS] as BabelHandlerExtras | undefined;
     // Another named registration's handler: its own server runs it.
-    if (babelExtras?.connection !== this.options.name) return;
+    if (babelExtras?.connection !== this.settings.name) return;
     if (!babelExtras) this.warnForeignPattern(urn, isEventHandler);
     const name = babelExtras?.handler ?? 'an unnamed handler';
     const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, owner, method, schema } = babelExtras ?? {};
     if (retryPolicy)
-      checkDelayable(this.options.retry === 'nack', this.settings.subscriptionType, `${name} retryPolicy`);
-    if (topic !== undefined && isProducer(this.options.retry)) {
+      checkDelayable(
+        this.settings.retry === 'nack',
+        this.settings.subscriptionType,
+        `${name} retryPolicy`,
+        raiseStandardError,
+      );
+    if (topic !== undefined && isProducer(this.settings.retry)) {
       throw new TypeError(
         `${name} names its own topic, but options.retry is a single producer: a retry goes back to its own topic; ` +
           "use retry 'republish'",
@@ -292,67 +292,23 @@ export class BabelPulsarServer
 
   private async startBinding(binding: Binding, all: readonly Binding[]): Promise<TopicResources> {
     const { topic, routes } = binding;
-    const owned: PulsarProducer[] = [];
-    const deferred: DeferredProducer[] = [];
-    const { client } = this;
-    const pool = this.options.producers;
-    const create = (target: string): Promise<PulsarProducer> =>
-      pool ? pool.producerFor(target) : client.createProducer({ topic: target });
-    const acquire = async (target: string, purpose: ProducerPurpose): Promise<PulsarProducer> => {
-      try {
-        const producer = await create(target);
-        if (!pool) owned.push(producer);
-        return producer;
-      } catch (error) {
-        // A role that may consume the topic but not produce where the server writes: start, report unhealthy,
-        // and keep every message that needs that write on the broker until the permission is granted.
-        if (!isNotAuthorized(error)) throw error;
-        const refusal = new ProducerNotAuthorizedError(fullTopic(target), purpose, error);
-        this.consumerLogger().error(
-          `${refusal.message}. Consuming ${topic} anyway: messages that need ${purpose} are negatively ` +
-            'acknowledged and stay on the broker (never acknowledged without their replacement); health reports ' +
-            'the refused producer until the permission is granted',
-        );
-        const producer = new DeferredProducer(fullTopic(target), purpose, () => create(target), refusal, {
-          retryEveryMs: REFUSED_PRODUCER_RETRY_MS,
-          owns: !pool,
-          retryInBackground: true,
-          onCreated: (created) =>
-            this.consumerLogger().log(`producer for ${created} created: ${purpose} of ${topic} are written again`),
-        });
-        owned.push(producer);
-        deferred.push(producer);
-        return producer;
-      }
-    };
+    const { client, settings } = this;
+    const producers = new BindingProducers(topic, client, settings.producers, this.consumerLogger(), fullTopic);
     try {
-      const retry = this.options.retry ?? 'republish';
-      const retryProducer = retry === 'nack' ? null : isProducer(retry) ? retry : await acquire(topic, 'retry copies');
-      const deadLetter = this.options.deadLetter ?? true;
-      const deadLetterProducer =
-        deadLetter === false
+      const { retry, deadLetter } = settings;
+      const retryProducer =
+        retry === 'nack' ? null : isProducer(retry) ? retry : await producers.acquire(topic, 'retry copies');
+      const deadLetterTopic = deadLetterTopicOf(topic, deadLetter);
+      const deadLetterProducer = isProducer(deadLetter)
+        ? deadLetter
+        : deadLetterTopic === null
           ? null
-          : isProducer(deadLetter)
-            ? deadLetter
-            : await acquire(deadLetter === true ? `${topic}.dlq` : deadLetter.trim(), 'dead-letter records');
-      if (deadLetter !== false && !isProducer(deadLetter))
-        await keepDeadLetters(client, deadLetter === true ? `${topic}.dlq` : deadLetter.trim(), (warning) =>
-          this.consumerLogger().warn(warning),
-        );
+          : await producers.acquire(deadLetterTopic, 'dead-letter records');
+      if (deadLetterTopic !== null)
+        await keepDeadLetters(client, deadLetterTopic, (warning) => this.consumerLogger().warn(warning));
       // A client that pushes (the native listener) saves a receive() round trip per message.
       const feed = canPush(client) ? new PushFeed() : undefined;
-      const subscription: PulsarConsumerConfig = {
-        topic,
-        subscription: binding.subscription,
-        subscriptionType: this.settings.subscriptionType,
-        ...(this.options.subscriptionInitialPosition && {
-          subscriptionInitialPosition: this.options.subscriptionInitialPosition,
-        }),
-        ...(this.options.receiverQueueSize !== undefined && { receiverQueueSize: this.options.receiverQueueSize }),
-        ...(this.options.nackRedeliverTimeoutMs !== undefined && {
-          nAckRedeliverTimeoutMs: this.options.nackRedeliverTimeoutMs,
-        }),
-      };
+      const subscription = consumerConfigFor(binding, settings);
       const pulsarConsumer =
         feed && canPush(client)
           ? await client.subscribePush(subscription, feed.deliver)
@@ -390,9 +346,9 @@ export class BabelPulsarServer
           this.events.emit('error', error);
         },
       });
-      return { consumer, owned, deferred, subscription: binding.subscription };
+      return { consumer, owned: producers.owned, deferred: producers.deferred, subscription: binding.subscription };
     } catch (error) {
-      await Promise.allSettled(owned.map((producer) => producer.close()));
+      await producers.closeOwned();
       throw error;
     }
   }
@@ -438,7 +394,7 @@ export class BabelPulsarServer
     const context = contextFor([envelope, message, topic, urn], declaredAt);
     const run = async (): Promise<void> => {
       try {
-        const payload = handlerPayload(urn, envelope.data, schema, this.options.cipher);
+        const payload = handlerPayload(urn, envelope.data, schema, this.settings.cipher);
         const result: unknown = direct
           ? await BabelPulsarServer.callDirectly(direct, payload, context)
           : await handler(payload, context);
@@ -450,7 +406,7 @@ export class BabelPulsarServer
       }
     };
     // A handler with a store of its own (@Idempotent) is governed by that store alone.
-    const idempotency = ownIdempotency ? undefined : this.options.idempotency;
+    const idempotency = ownIdempotency ? undefined : this.settings.idempotency;
     const work = async (): Promise<void> => {
       if (!idempotency) return run();
       if ((await runOnce(idempotency.store, envelope.meta?.id, run)) === 'duplicate')
@@ -476,7 +432,7 @@ export class BabelPulsarServer
 
   /** A pattern from @EventPattern / @MessagePattern: it runs, but without what @BabelHandler adds. */
   private warnForeignPattern(pattern: string, isEventHandler: boolean): void {
-    if (this.options.startupWarnings === false || this.foreignPatterns.has(pattern)) return;
+    if (!this.settings.startupWarnings || this.foreignPatterns.has(pattern)) return;
     this.foreignPatterns.add(pattern);
     this.logger.warn(
       `${isEventHandler ? '@EventPattern' : '@MessagePattern'}('${pattern}') is bound to BabelPulsarServer: use ` +
@@ -490,7 +446,7 @@ export class BabelPulsarServer
 
   /** Several subscriptions of one topic and retry by re-publish: every subscription receives each retry copy. */
   private warnFanOut(bindings: readonly Binding[]): void {
-    if (this.options.retry === 'nack' || this.options.startupWarnings === false) return;
+    if (this.settings.retry === 'nack' || !this.settings.startupWarnings) return;
     const byTopic = new Map<string, string[]>();
     for (const { topic, subscription } of bindings) {
       const key = fullTopic(topic);
@@ -507,7 +463,7 @@ export class BabelPulsarServer
   }
 
   private hooks(): BabelQueueHooks {
-    const { onError, onUnknownUrn, onRoutingMismatch, onDeadLetter } = this.options;
+    const { onError, onUnknownUrn, onRoutingMismatch, onDeadLetter } = this.settings;
     return {
       // Every failure is logged by the consumer: one line per failed delivery (URN, id, attempt, outcome), and
       // a write the broker refuses once per message (repeats at debug), so the hook only forwards.
@@ -520,7 +476,7 @@ export class BabelPulsarServer
 
   /** Where the consumers log: the `logger` option, else the server's Nest Logger. */
   private consumerLogger(): ConsumerLogger {
-    return this.options.logger ?? this.logger;
+    return this.settings.logger ?? this.logger;
   }
 
   private pollStatus(): void {

@@ -16,6 +16,7 @@ import { BabelPulsarClient } from './babel-pulsar.client.js';
 import { BabelPulsarServer } from './babel-pulsar.server.js';
 import { BabelQueueRedrive } from '../redrive/babel-queue-redrive.js';
 import { BabelQueueHealthIndicator } from './health.indicator.js';
+import { withResolution } from './server-options.js';
 import { HOOK_NAMES, resolveModuleOptions, type HookName, type ResolvedModuleOptions } from './module-options.js';
 import { BABEL_QUEUE_CLIENT_HANDLE, BABEL_QUEUE_RESOLVED_OPTIONS, type ClientHandle } from './module-tokens.js';
 import { BabelProducerPool } from './producer-pool.js';
@@ -215,15 +216,32 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
         handle: ClientHandle,
         pool: BabelProducerPool,
         hooks: BabelQueueHooksHost,
-      ) =>
-        new BabelPulsarServer({
-          ...options.server,
+      ) => {
+        const runtime = {
           ...(name !== undefined && { name }),
-          ...(!options.startupWarnings.enabled && { startupWarnings: false }),
           client: handle.client,
           ...(isProducerSource(pool) && { producers: pool }),
           ...hooks.serverHooks(),
-        }),
+        };
+        const given = {
+          ...options.server,
+          ...(!options.startupWarnings.enabled && { startupWarnings: false }),
+          ...runtime,
+        };
+        const { onError, onUnknownUrn, onRoutingMismatch, onDeadLetter } = runtime;
+        return new BabelPulsarServer(
+          withResolution(given, {
+            ...options.serverSettings,
+            name,
+            client: handle.client,
+            producers: isProducerSource(pool) ? pool : undefined,
+            onError,
+            onUnknownUrn,
+            onRoutingMismatch,
+            onDeadLetter,
+          }),
+        );
+      },
     },
     {
       provide: t.client,

@@ -9,10 +9,16 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?
  * The table name, checked: it is written into SQL text (a table cannot be a bind parameter), so only a plain
  * identifier or schema.identifier is accepted.
  */
-export function checkOutboxTable(table: unknown, name = 'table'): string {
+export function checkOutboxTable(
+  table: unknown,
+  name = 'table',
+  raise: (message: string) => never = (message) => {
+    throw new BabelQueueError(message);
+  },
+): string {
   if (table === undefined) return DEFAULT_OUTBOX_TABLE;
   if (typeof table !== 'string' || !IDENTIFIER.test(table)) {
-    throw new BabelQueueError(
+    return raise(
       `${name} must be a plain SQL identifier such as "babelqueue_outbox" or "app.outbox" (letters, digits, _), got ${JSON.stringify(table)}`,
     );
   }

@@ -78,24 +78,28 @@ const NATIVE_SCHEMES = ['pulsar:', 'pulsar+ssl:'];
 const WEBSOCKET_SCHEMES = ['http:', 'https:', 'ws:', 'wss:'];
 
 /** Which client a service URL needs; throws a BabelQueueError naming the allowed schemes. */
-export function clientKindFor(serviceUrl: unknown, optionName = 'serviceUrl'): PulsarClientKind {
+export function clientKindFor(
+  serviceUrl: unknown,
+  optionName = 'serviceUrl',
+  raise: (message: string) => never = (message) => {
+    throw new BabelQueueError(message);
+  },
+): PulsarClientKind {
   if (typeof serviceUrl !== 'string' || serviceUrl.trim() === '') {
-    throw new BabelQueueError(
-      `${optionName} must be a non-blank URL such as pulsar://localhost:6650 or http://localhost:8080`,
-    );
+    return raise(`${optionName} must be a non-blank URL such as pulsar://localhost:6650 or http://localhost:8080`);
   }
   let protocol: string;
   try {
     // A list of brokers (`pulsar://a:6650,b:6650`, `http://a:8080,b:8080`): the scheme is the first entry's.
     protocol = new URL(serviceUrl.trim().split(',')[0]!).protocol.toLowerCase();
   } catch {
-    throw new BabelQueueError(
+    return raise(
       `${optionName} ${JSON.stringify(serviceUrl)} is not a URL (e.g. pulsar://localhost:6650 or http://localhost:8080)`,
     );
   }
   if (NATIVE_SCHEMES.includes(protocol)) return 'native';
   if (WEBSOCKET_SCHEMES.includes(protocol)) return 'websocket';
-  throw new BabelQueueError(
+  return raise(
     `${optionName} ${JSON.stringify(serviceUrl)} has an unsupported scheme ${JSON.stringify(protocol)}: use pulsar:// or pulsar+ssl:// ` +
       `(native ${NATIVE_PACKAGE} client) or http://, https://, ws://, wss:// (built-in WebSocket client)`,
   );

@@ -1,0 +1,75 @@
+import { checkRetryPolicy, type RetryPolicy } from '../consumer/index.js';
+import type { IdempotencyOptions } from '../idempotency/store.js';
+import { errorText } from '../error-text.js';
+import { option, type RaiseOptionError } from '../options/option-table.js';
+import { integer, passThrough } from '../options/validators.js';
+import { parseTopic } from '../pulsar/websocket/topic.js';
+import type { PayloadSchema } from '../schema/payload-schema.js';
+
+function optionalName(value: unknown, name: string, example: string, raise: RaiseOptionError): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.trim() === '')
+    return raise(`${name} must be a non-blank string such as ${example}, got ${String(value)}`, 'type');
+  return value.trim();
+}
+
+/** Every option of `@BabelHandler(urn, options)`, each declared once. */
+export const handlerOptionTable = {
+  /** Free-form metadata kept with the handler (Nest's pattern extras), e.g. for documentation tooling. */
+  extras: passThrough<Record<string, unknown>>(),
+  /**
+   * How long this handler may run before the attempt counts as failed, ms; `0` = no limit.
+   * @defaultValue the server's `handlerTimeoutMs`
+   */
+  timeoutMs: option<number>((value, name, raise) => {
+    if (value !== undefined && !(typeof value === 'number' && Number.isInteger(value) && value >= 0))
+      return raise(`${name} must be a whole number of ms (0 = no limit), got ${String(value)}`, 'type');
+    return value as number | undefined;
+  }),
+  /**
+   * Total deliveries of this URN's messages, the first included.
+   * @defaultValue the server's `maxAttempts`
+   */
+  maxAttempts: integer({ min: 1 }),
+  /**
+   * Spacing of this URN's retries (docs/retries.md#retry-policy).
+   * @defaultValue the server's `retryPolicy`
+   */
+  retryPolicy: option<RetryPolicy>((value, name, raise) => checkRetryPolicy(value, name, raise)),
+  /**
+   * `{ store }`: skip a message whose `meta.id` this handler already handled (docs/idempotency.md; see @Idempotent).
+   * @defaultValue none
+   */
+  idempotency: passThrough<IdempotencyOptions>(),
+  /**
+   * The topic this handler consumes instead of the server's topics (short `payments` or full name); the server
+   * subscribes each distinct topic and subscription once and routes within it.
+   * @defaultValue the server's topics
+   */
+  topic: option<string>((value, name, raise) => {
+    const topic = optionalName(value, name, '"payments"', raise);
+    if (topic === undefined) return undefined;
+    try {
+      parseTopic(topic);
+    } catch (error) {
+      return raise(`${name}: ${errorText(error)}`, 'type');
+    }
+    return topic;
+  }),
+  /**
+   * The subscription this handler consumes through.
+   * @defaultValue the server's `subscription`
+   */
+  subscription: option<string>((value, name, raise) => optionalName(value, name, '"billing"', raise)),
+  /**
+   * The named registration (`BabelQueueModule.forRoot({ name })`) whose server runs this handler.
+   * @defaultValue the unnamed registration
+   */
+  connection: option<string>((value, name, raise) => optionalName(value, name, '"payments"', raise)),
+  /**
+   * JSON Schema of `data` (docs/schemas.md): a message that breaks it is dead-lettered at once with every
+   * violation; `x-gdpr-sensitive` fields are decrypted first.
+   * @defaultValue the URN contract's schema, if any
+   */
+  schema: passThrough<PayloadSchema>(),
+};
