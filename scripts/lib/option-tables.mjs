@@ -8,16 +8,19 @@ import { root } from './readme-snippets.mjs';
 
 /** Each rendered table: which declared tables it lists, in order, with a prefix for nested options. */
 const TABLES = {
-  module: [
-    { file: 'lib/nest/module-options.ts', table: 'moduleOptionTable', expand: { consumer: 'consumer' } },
-  ],
+  module: [{ file: 'lib/nest/module-options.ts', table: 'moduleOptionTable', expand: { consumer: 'consumer' } }],
   consumer: [{ file: 'lib/nest/consumer-options.ts', table: 'consumerOptions', prefix: 'consumer.' }],
   handler: [{ file: 'lib/nest/handler-options.ts', table: 'handlerOptionTable' }],
   client: [{ file: 'lib/nest/client-options.ts', table: 'clientOptionTable' }],
 };
 
 function tableLiteral(file, name) {
-  const source = ts.createSourceFile(file, fs.readFileSync(path.join(root, file), 'utf8'), ts.ScriptTarget.ES2022, true);
+  const source = ts.createSourceFile(
+    file,
+    fs.readFileSync(path.join(root, file), 'utf8'),
+    ts.ScriptTarget.ES2022,
+    true,
+  );
   let found;
   source.forEachChild(function visit(node) {
     if (ts.isVariableDeclaration(node) && node.name.getText() === name && node.initializer) found = node.initializer;
@@ -47,7 +50,8 @@ function rowsOf({ file, table, prefix = '', expand = {} }) {
       continue;
     }
     const [doc] = ts.getJSDocCommentsAndTags(property).filter(ts.isJSDoc);
-    const text = typeof doc?.comment === 'string' ? doc.comment : (doc?.comment ?? []).map((part) => part.text).join('');
+    const text =
+      typeof doc?.comment === 'string' ? doc.comment : (doc?.comment ?? []).map((part) => part.text).join('');
     const fallback = (doc?.tags ?? []).find((tag) => tag.tagName.text === 'defaultValue');
     const shown = typeof fallback?.comment === 'string' ? fallback.comment : '';
     rows.push(`| \`${prefix}${key}\` | ${markdownOf(shown) || '—'} | ${markdownOf(text)} |`);

@@ -14,7 +14,7 @@ export function readmeFormOf(source) {
   return lines
     .join('\n')
     .replace(/'(\.\.\/)+lib\/index\.js'/g, "'@babelqueue/nestjs-pulsar'")
-    .replace(/'(\.\.\/)+lib\/testing\/index\.js'/g, "'@babelqueue/nestjs-pulsar/testing'")
+    .replace(/'(\.\.\/)+lib\/(\w+)\/index\.js'/g, "'@babelqueue/nestjs-pulsar/$2'")
     .replace(/'\.\/config\.js'/g, "'@nestjs/config'")
     .replace(/'\.\/terminus\.js'/g, "'@nestjs/terminus'");
 }

@@ -6,7 +6,8 @@
 // the peer removes its subscription whenever it exits (count reached, timeout, or the suite's SIGTERM after
 // each test), so no failing message keeps cycling on the broker.
 import { randomUUID } from 'node:crypto';
-import { EnvelopeCodec, pulsarProperties } from '../../lib/index.js';
+import { EnvelopeCodec } from '../../lib/index.js';
+import { pulsarProperties } from '../../lib/pulsar/index.js';
 import { uniqueTopic, waitFor, webUrl } from '../support/broker.js';
 import { peerProduce } from './support/peers.js';
 import { DATA, defineInteropSuite, snapshot, type Seen } from './support/scenarios.js';

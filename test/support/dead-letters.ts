@@ -1,12 +1,7 @@
 // Dead-letter records as the server writes them, published straight to a DLQ.
-import {
-  deadLetterProperties,
-  deadLetterRecord,
-  EnvelopeCodec,
-  pulsarProperties,
-  type Envelope,
-  type PulsarClientLike,
-} from '../../lib/index.js';
+import { EnvelopeCodec, type Envelope, type PulsarClientLike } from '../../lib/index.js';
+import { deadLetterProperties, deadLetterRecord } from '../../lib/envelope/index.js';
+import { pulsarProperties } from '../../lib/pulsar/index.js';
 import { webUrl } from './broker.js';
 
 export interface DeadLetterFixture {

@@ -19,10 +19,10 @@ import {
   BabelQueueModule,
   EnvelopeCodec,
   InMemoryIdempotencyStore,
-  pulsarProperties,
   type BabelQueueModuleOptions,
   type PulsarClientLike,
 } from '../../lib/index.js';
+import { pulsarProperties } from '../../lib/pulsar/index.js';
 import { BabelQueueTestHarness, type MessageOutcome, type ObservedMessage } from '../../lib/testing/index.js';
 
 export const calls: Array<{ urn: string; attempts: number }> = [];

@@ -117,7 +117,7 @@ describe('README snippets', () => {
           types: ['node'],
           paths: {
             '@babelqueue/nestjs-pulsar': ['./dist/index.d.ts'],
-            '@babelqueue/nestjs-pulsar/testing': ['./dist/testing/index.d.ts'],
+            '@babelqueue/nestjs-pulsar/*': ['./dist/*/index.d.ts'],
             '@nestjs/config': ['./nestjs-config.d.ts'],
             '@nestjs/terminus': ['./nestjs-terminus.d.ts'],
           },

@@ -8,7 +8,8 @@ import {
   type ClusterBroker,
   type ClusterSettings,
 } from '../../../scripts/lib/cluster.mjs';
-import type { PulsarClientLike, PulsarProducer } from '../../../lib/index.js';
+import type { PulsarClientLike } from '../../../lib/index.js';
+import type { PulsarProducer } from '../../../lib/pulsar/index.js';
 import { loadNative, onNative } from '../../support/broker.js';
 import { PulsarWebSocketClient } from '../../../lib/pulsar/websocket/index.js';
 import { validMessage } from './harness.js';

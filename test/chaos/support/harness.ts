@@ -1,5 +1,6 @@
 // Shared pieces of the chaos scenarios: the chaos broker's URL, keyed publishing and dead-letter collection.
-import { EnvelopeCodec, pulsarProperties, type PulsarClientLike, type PulsarConsumer } from '../../../lib/index.js';
+import { EnvelopeCodec, type PulsarClientLike } from '../../../lib/index.js';
+import { pulsarProperties, type PulsarConsumer } from '../../../lib/pulsar/index.js';
 import { loadNative, onNative } from '../../support/broker.js';
 import { PulsarWebSocketClient } from '../../../lib/pulsar/websocket/index.js';
 import { buildProducerFrame } from '../../../lib/pulsar/websocket/producer.js';

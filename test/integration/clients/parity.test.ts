@@ -10,9 +10,9 @@ import {
   BabelHandler,
   BabelPulsarClient,
   BabelQueueError,
-  createPulsarClient,
   type PulsarClientLike,
 } from '../../../lib/index.js';
+import { createPulsarClient } from '../../../lib/pulsar/index.js';
 import { toLibraryClient } from '../../../lib/pulsar/native/adapter.js';
 import {
   newClient,

@@ -7,16 +7,16 @@ import {
   BabelContext,
   BabelHandler,
   BabelQueueRedrive,
-  deadLetterRecord,
   EnvelopeCodec,
   Idempotent,
   InMemoryIdempotencyStore,
-  pulsarProperties,
   RedisIdempotencyStore,
   type Envelope,
   type IdempotencyStore,
   type PulsarClientLike,
 } from '../../../lib/index.js';
+import { deadLetterRecord } from '../../../lib/envelope/index.js';
+import { pulsarProperties } from '../../../lib/pulsar/index.js';
 import { newClient, sleep, uniqueTopic, waitFor } from '../../support/broker.js';
 import { startService, type RunningService } from '../../support/nest-app.js';
 

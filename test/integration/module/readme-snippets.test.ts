@@ -5,14 +5,10 @@ import { jest } from '@jest/globals';
 import { ConsoleLogger, Logger, type INestApplication, type INestMicroservice } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { AsyncMicroserviceOptions } from '@nestjs/microservices';
-import {
-  BabelPulsarClient,
-  BabelPulsarServer,
-  deadLetterRecord,
-  EnvelopeCodec,
-  pulsarProperties,
-  type RedriveItem,
-} from '../../../lib/index.js';
+import { BabelPulsarClient, BabelPulsarServer, EnvelopeCodec } from '../../../lib/index.js';
+import { deadLetterRecord } from '../../../lib/envelope/index.js';
+import { pulsarProperties } from '../../../lib/pulsar/index.js';
+import { type RedriveItem } from '../../../lib/redrive/index.js';
 import {
   envelopeOf,
   rawClient,

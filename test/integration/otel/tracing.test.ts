@@ -19,9 +19,9 @@ import {
   BabelPulsarClient,
   BabelQueueModule,
   EnvelopeCodec,
-  pulsarProperties,
   type PulsarClientLike,
 } from '../../../lib/index.js';
+import { pulsarProperties } from '../../../lib/pulsar/index.js';
 import { otelTraceIdOf, parentSpanIdOf, uuidOfOtelTraceId } from '../../../lib/otel/trace-id.js';
 import { newClient, receiveN, uniqueTopic, waitFor } from '../../support/broker.js';
 import { quietLogger, startService, type RunningService } from '../../support/nest-app.js';

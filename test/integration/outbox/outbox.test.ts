@@ -9,12 +9,11 @@ import {
   defineUrn,
   InvalidPayloadError,
   BabelProducerPool,
-  BQ,
   OutboxRelay,
   type PulsarClientLike,
-  type PulsarConsumer,
   type PulsarMessage,
 } from '../../../lib/index.js';
+import { BQ, type PulsarConsumer } from '../../../lib/pulsar/index.js';
 import type { ProducerSource } from '../../../lib/nest/server-options.js';
 import { expectNothing, newClient, receiveN, uniqueTopic, waitFor } from '../../support/broker.js';
 import { clientOnDeadPort, deadPort, freshTables, newPool, postgresUrl, storedRows } from './support.js';

@@ -3,13 +3,8 @@
 import 'reflect-metadata';
 import { jest } from '@jest/globals';
 import { Controller } from '@nestjs/common';
-import {
-  BabelHandler,
-  EnvelopeCodec,
-  type PulsarClientLike,
-  type PulsarConsumer,
-  type PulsarProducerConfig,
-} from '../../../lib/index.js';
+import { BabelHandler, EnvelopeCodec, type PulsarClientLike } from '../../../lib/index.js';
+import { type PulsarConsumer, type PulsarProducerConfig } from '../../../lib/pulsar/index.js';
 import { EXIT, runCli } from '../../../lib/cli/run-cli.js';
 import { VERBS } from '../../../lib/cli/usage.js';
 import { messageIdText } from '../../../lib/pulsar/message-id.js';

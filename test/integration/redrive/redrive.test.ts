@@ -5,15 +5,13 @@ import { Controller } from '@nestjs/common';
 import {
   BabelHandler,
   BabelQueueRedrive,
-  deadLetterProperties,
-  deadLetterRecord,
   EnvelopeCodec,
-  pulsarProperties,
   type Envelope,
   type PulsarClientLike,
-  type PulsarConsumer,
   type PulsarMessage,
 } from '../../../lib/index.js';
+import { deadLetterProperties, deadLetterRecord } from '../../../lib/envelope/index.js';
+import { pulsarProperties, type PulsarConsumer } from '../../../lib/pulsar/index.js';
 import { runCli } from '../../../lib/cli/run-cli.js';
 import { backlog, expectNothing, newClient, receiveN, serviceUrl, uniqueTopic } from '../../support/broker.js';
 import { startService } from '../../support/nest-app.js';

@@ -8,10 +8,10 @@ import {
   BabelHandler,
   EnvelopeCodec,
   HandlerTimeoutError,
-  pulsarProperties,
   type BabelServerStatus,
   type PulsarClientLike,
 } from '../../../lib/index.js';
+import { pulsarProperties } from '../../../lib/pulsar/index.js';
 import { newClient, receiveN, uniqueTopic, waitFor } from '../../support/broker.js';
 import { startService, type RunningService } from '../../support/nest-app.js';
 

@@ -2,7 +2,8 @@
 import { jest } from '@jest/globals';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
-import { BabelHandler, EnvelopeCodec, pulsarProperties, type PulsarClientLike } from '../../../lib/index.js';
+import { BabelHandler, EnvelopeCodec, type PulsarClientLike } from '../../../lib/index.js';
+import { pulsarProperties } from '../../../lib/pulsar/index.js';
 import { newClient, receiveN, uniqueTopic } from '../../support/broker.js';
 import { startService, type RunningService } from '../../support/nest-app.js';
 

@@ -3,7 +3,8 @@
 // WebSocket-specific: the cut is made by a TCP proxy in front of the broker's web port.
 import { jest } from '@jest/globals';
 import { Controller } from '@nestjs/common';
-import { BabelHandler, EnvelopeCodec, pulsarProperties } from '../../../lib/index.js';
+import { BabelHandler, EnvelopeCodec } from '../../../lib/index.js';
+import { pulsarProperties } from '../../../lib/pulsar/index.js';
 import { PulsarWebSocketClient } from '../../../lib/pulsar/websocket/index.js';
 import { resolveOptions } from '../../../lib/pulsar/websocket/options.js';
 import { ConnectionWatch } from '../../../lib/nest/connection-watch.js';

@@ -3,13 +3,8 @@
 import { jest } from '@jest/globals';
 import { Controller } from '@nestjs/common';
 import { Ctx, Payload } from '@nestjs/microservices';
-import {
-  BabelContext,
-  BabelHandler,
-  EnvelopeCodec,
-  pulsarProperties,
-  type PulsarClientLike,
-} from '../../../lib/index.js';
+import { BabelContext, BabelHandler, EnvelopeCodec, type PulsarClientLike } from '../../../lib/index.js';
+import { pulsarProperties } from '../../../lib/pulsar/index.js';
 import { newClient, receiveN, uniqueTopic } from '../../support/broker.js';
 import { startService, type RunningService } from '../../support/nest-app.js';
 

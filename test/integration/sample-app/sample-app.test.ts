@@ -5,7 +5,8 @@ import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EnvelopeCodec, pulsarProperties } from '../../../lib/index.js';
+import { EnvelopeCodec } from '../../../lib/index.js';
+import { pulsarProperties } from '../../../lib/pulsar/index.js';
 import { buildSampleApp, freePort, startSampleApp } from '../../../scripts/lib/sample-app.mjs';
 import { newClient, onNative, serviceUrl, testClientKind, uniqueTopic, waitFor, webUrl } from '../../support/broker.js';
 

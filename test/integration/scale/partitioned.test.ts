@@ -5,13 +5,8 @@ import 'reflect-metadata';
 import { jest } from '@jest/globals';
 import { Controller } from '@nestjs/common';
 import { Ctx, Payload } from '@nestjs/microservices';
-import {
-  BabelContext,
-  BabelHandler,
-  BabelPulsarClient,
-  type PulsarClientLike,
-  type PulsarConsumer,
-} from '../../../lib/index.js';
+import { BabelContext, BabelHandler, BabelPulsarClient, type PulsarClientLike } from '../../../lib/index.js';
+import { type PulsarConsumer } from '../../../lib/pulsar/index.js';
 import { createPartitionedTopic, deletePartitionedTopic } from '../../../scripts/lib/scale-run.mjs';
 import {
   newClient,

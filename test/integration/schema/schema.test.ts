@@ -11,9 +11,9 @@ import {
   defineUrn,
   EnvelopeCodec,
   InvalidPayloadError,
-  pulsarProperties,
   type PulsarClientLike,
 } from '../../../lib/index.js';
+import { pulsarProperties } from '../../../lib/pulsar/index.js';
 import { newClient, receiveN, uniqueTopic, waitFor } from '../../support/broker.js';
 import { startService, type RunningService } from '../../support/nest-app.js';
 

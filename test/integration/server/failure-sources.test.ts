@@ -31,11 +31,10 @@ import {
   BabelNonRetriableError,
   BabelPulsarServer,
   EnvelopeCodec,
-  pulsarProperties,
   type PulsarClientLike,
-  type PulsarConsumer,
   type SettledEvent,
 } from '../../../lib/index.js';
+import { pulsarProperties, type PulsarConsumer } from '../../../lib/pulsar/index.js';
 import { newClient, receiveN, uniqueTopic, waitFor } from '../../support/broker.js';
 
 jest.setTimeout(120_000);

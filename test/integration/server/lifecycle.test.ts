@@ -8,9 +8,9 @@ import {
   BabelHandler,
   BabelPulsarServer,
   EnvelopeCodec,
-  pulsarProperties,
   type PulsarClientLike,
 } from '../../../lib/index.js';
+import { pulsarProperties } from '../../../lib/pulsar/index.js';
 import { PulsarWebSocketClient } from '../../../lib/pulsar/websocket/index.js';
 import { backlog, newClient, sleep, uniqueTopic, waitFor, webUrl } from '../../support/broker.js';
 import { TcpProxy } from '../websocket/support/tcp-proxy.js';

@@ -19,13 +19,8 @@ import {
 } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { Observable, of, tap } from 'rxjs';
-import {
-  BabelContext,
-  BabelHandler,
-  EnvelopeCodec,
-  pulsarProperties,
-  type PulsarClientLike,
-} from '../../../lib/index.js';
+import { BabelContext, BabelHandler, EnvelopeCodec, type PulsarClientLike } from '../../../lib/index.js';
+import { pulsarProperties } from '../../../lib/pulsar/index.js';
 import { newClient, receiveN, uniqueTopic, waitFor } from '../../support/broker.js';
 import { startService, type RunningService } from '../../support/nest-app.js';
 

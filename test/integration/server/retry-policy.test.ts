@@ -15,10 +15,9 @@ import {
   BabelHandler,
   BabelNonRetriableError,
   EnvelopeCodec,
-  pulsarProperties,
   type PulsarClientLike,
-  type PulsarConsumer,
 } from '../../../lib/index.js';
+import { pulsarProperties, type PulsarConsumer } from '../../../lib/pulsar/index.js';
 import { expectNothing, newClient, receiveN, uniqueTopic, waitFor } from '../../support/broker.js';
 import { startService, type RunningService } from '../../support/nest-app.js';
 

@@ -6,10 +6,10 @@ import {
   BabelContext,
   BabelHandler,
   EnvelopeCodec,
-  pulsarProperties,
   SchemaVersionRejectedError,
   type PulsarClientLike,
 } from '../../../lib/index.js';
+import { pulsarProperties } from '../../../lib/pulsar/index.js';
 import type { PulsarWebSocketClient } from '../../../lib/pulsar/websocket/index.js';
 import { backlog, expectNothing, newClient, receiveN, sleep, uniqueTopic, waitFor } from '../../support/broker.js';
 import { startService, type RunningService } from '../../support/nest-app.js';

@@ -10,10 +10,10 @@ import {
   BabelContext,
   BabelHandler,
   EnvelopeCodec,
-  pulsarProperties,
   type BabelPulsarServerOptions,
   type PulsarClientLike,
 } from '../../../lib/index.js';
+import { pulsarProperties } from '../../../lib/pulsar/index.js';
 import { BabelPulsarClient } from '../../../lib/nest/babel-pulsar.client.js';
 import { otelTraceIdOf, parentSpanIdOf, uuidOfOtelTraceId } from '../../../lib/otel/trace-id.js';
 import { newClient, uniqueTopic, waitFor } from '../../support/broker.js';

@@ -7,7 +7,8 @@ import { Controller, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ctx, Payload } from '@nestjs/microservices';
 import { performance } from 'node:perf_hooks';
-import { BabelContext, BabelHandler, BabelPulsarServer, createPulsarClient } from '../../../lib/index.js';
+import { BabelContext, BabelHandler, BabelPulsarServer } from '../../../lib/index.js';
+import { createPulsarClient } from '../../../lib/pulsar/index.js';
 import type { SubscriptionType } from '../../../lib/index.js';
 import { SCALE_URN, type ScaleRecord, type ScaleTick } from './records.js';
 

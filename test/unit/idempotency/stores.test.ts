@@ -1,4 +1,5 @@
-import { InMemoryIdempotencyStore, runOnce, type IdempotencyStore } from '../../../lib/index.js';
+import { InMemoryIdempotencyStore, type IdempotencyStore } from '../../../lib/index.js';
+import { runOnce } from '../../../lib/idempotency/index.js';
 
 test('the in-memory store forgets ids after ttlMs and keeps at most maxEntries (oldest out first)', () => {
   let now = 1000;

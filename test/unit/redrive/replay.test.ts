@@ -1,4 +1,5 @@
-import { BabelContext, bypassExternalEffects, EnvelopeCodec, isReplay, resetForRedrive } from '../../../lib/index.js';
+import { BabelContext, EnvelopeCodec } from '../../../lib/index.js';
+import { bypassExternalEffects, isReplay, resetForRedrive } from '../../../lib/redrive/index.js';
 import { envelopeOf, FakeMessage } from '../../support/messages.js';
 
 test('isReplay is true only for a non-empty bq-replay-bypass property', () => {

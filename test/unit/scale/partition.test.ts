@@ -1,5 +1,10 @@
 // Partition names (lib/pulsar/partition.ts) and the WebSocket message's topic name on a partitioned topic.
-import { logicalTopicName, partitionOf, partitionTopicName, PulsarWebSocketMessage } from '../../../lib/index.js';
+import {
+  logicalTopicName,
+  partitionOf,
+  partitionTopicName,
+  PulsarWebSocketMessage,
+} from '../../../lib/pulsar/index.js';
 
 /** base64 of a protobuf MessageIdData with ledger 1344, entry 0 and the given partition. */
 const wireId = (partition: number): string =>

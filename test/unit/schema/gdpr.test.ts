@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { EnvelopeCodec } from '../../../lib/envelope/index.js';
+import { AesGcmCipher } from '../../../lib/index.js';
 import {
-  AesGcmCipher,
   DecryptError,
   InvalidKeySizeError,
   MalformedCiphertextError,
   protect,
   sensitivePaths,
   unprotect,
-} from '../../../lib/index.js';
+} from '../../../lib/schema/index.js';
 import { handlerPayload, publishPayload } from '../../../lib/schema/message-payload.js';
 
 const schema = {

@@ -1,5 +1,6 @@
 import { EnvelopeCodec } from '../../../lib/envelope/index.js';
-import { InvalidPayloadError, BabelNonRetriableError, payloadViolations } from '../../../lib/index.js';
+import { InvalidPayloadError, BabelNonRetriableError } from '../../../lib/index.js';
+import { payloadViolations } from '../../../lib/schema/index.js';
 import { assertPayload, checkPayloadSchema } from '../../../lib/schema/payload-schema.js';
 import { handlerPayload, publishPayload } from '../../../lib/schema/message-payload.js';
 

@@ -1,7 +1,8 @@
 // Typed URN contracts: what compiles and what does not. `npx tsc --noEmit` checks the @ts-expect-error lines
 // (an expected error that does not happen fails the typecheck); Jest checks the run-time side.
 import { Controller } from '@nestjs/common';
-import { BabelHandler, BabelPulsarClient, defineUrn, isUrnContract, type PayloadOf } from '../../../lib/index.js';
+import { BabelHandler, BabelPulsarClient, defineUrn, type PayloadOf } from '../../../lib/index.js';
+import { isUrnContract } from '../../../lib/schema/index.js';
 
 interface OrderCreated {
   order_id: number;

@@ -1,5 +1,6 @@
 // README snippet: redrive from code. (The README imports from '@babelqueue/nestjs-pulsar'.)
-import { BabelQueueRedrive, type RedriveItem, type RedriveResult } from '../../../../lib/index.js';
+import { BabelQueueRedrive } from '../../../../lib/index.js';
+import { type RedriveItem, type RedriveResult } from '../../../../lib/redrive/index.js';
 
 /** Sends the EU orders that failed back to their queue, marked as replays; reports each record. */
 export async function redriveEuOrders(

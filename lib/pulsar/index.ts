@@ -1,0 +1,8 @@
+// @babelqueue/nestjs-pulsar/pulsar: the Pulsar side. The client interface the library uses, the built-in
+// WebSocket client, the client factory, the `bq-*` property binding and partitioned-topic names.
+export * from './websocket/index.js';
+export type * from './client-types.js';
+export * from './binding.js';
+export * from './partition.js';
+export { clientKindFor, createPulsarClient } from './client-factory.js';
+export type { PulsarAuthOptions, PulsarClientKind, PulsarClientSettings } from './client-factory.js';
