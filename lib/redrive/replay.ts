@@ -1,6 +1,6 @@
 import { BQ } from '../pulsar/binding.js';
 
-/** The value a redrive with `bypass` stamps on `bq-replay-bypass` (ADR-0027). */
+/** The value a redrive with `bypass` stamps on `bq-replay-bypass` (docs/redrive.md). */
 export const REPLAY_BYPASS_VALUE = '1';
 
 /**
