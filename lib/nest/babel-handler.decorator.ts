@@ -8,6 +8,7 @@ import type { IdempotencyOptions } from '../idempotency/store.js';
 import { parseTopic } from '../pulsar/websocket/topic.js';
 import { checkPayloadSchema, type PayloadSchema } from '../schema/payload-schema.js';
 import { isUrnContract, type UrnContract } from '../schema/urn-contract.js';
+import { checkClientOptions, type PulsarConsumerOptions } from '../pulsar/client-options.js';
 
 export interface BabelHandlerOptions {
   /** Free-form metadata kept with the handler (Nest "extras"), e.g. for documentation tooling. */
@@ -34,6 +35,11 @@ export interface BabelHandlerOptions {
    * violation; `x-gdpr-sensitive` fields are decrypted first. Default: the contract's schema, if any.
    */
   schema?: PayloadSchema;
+  /**
+   * Pulsar consumer settings of the subscription this handler consumes through (docs/pulsar-features.md#client-options),
+   * merged over the server's `consumerOptions`; handlers sharing a subscription must agree on them.
+   */
+  consumerOptions?: PulsarConsumerOptions;
 }
 
 /** What @BabelHandler stores in the handler's extras, so the server can name both sides of a clash. */
@@ -49,6 +55,7 @@ export interface BabelHandlerExtras {
   subscription?: string;
   connection?: string;
   schema?: PayloadSchema;
+  consumerOptions?: PulsarConsumerOptions;
 }
 
 const HANDLER_OPTION_KEYS = [
@@ -61,6 +68,7 @@ const HANDLER_OPTION_KEYS = [
   'subscription',
   'connection',
   'schema',
+  'consumerOptions',
 ] as const satisfies ReadonlyArray<keyof BabelHandlerOptions>;
 
 function optionalName(value: unknown, option: string, example: string): string | undefined {
@@ -134,6 +142,15 @@ export function BabelHandler(
   const idempotent = options.idempotency ? Idempotent(options.idempotency) : undefined;
   const given = options.schema ?? (isUrnContract(urnOrContract) ? urnOrContract.schema : undefined);
   const schema = given === undefined ? undefined : checkPayloadSchema(given, `@BabelHandler('${pattern}') schema`);
+  // Checked here for shape and values; against the client when the server starts.
+  const consumerOptions =
+    options.consumerOptions === undefined
+      ? undefined
+      : checkClientOptions<PulsarConsumerOptions>(
+          'consumer',
+          options.consumerOptions,
+          `@BabelHandler('${pattern}') consumerOptions`,
+        );
   return (target, key, descriptor) => {
     const owner = typeof target === 'function' ? target.name : target.constructor.name;
     const extras = {
@@ -149,6 +166,7 @@ export function BabelHandler(
         ...(subscription !== undefined && { subscription }),
         ...(connection !== undefined && { connection }),
         ...(schema !== undefined && { schema }),
+        ...(consumerOptions !== undefined && { consumerOptions }),
       } satisfies BabelHandlerExtras,
     };
     const register = EventPattern<string>(pattern, BABEL_TRANSPORT, extras) as MethodDecorator;

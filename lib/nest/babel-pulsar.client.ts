@@ -4,12 +4,14 @@ import { EventEmitter } from 'node:events';
 import { Observable, throwError } from 'rxjs';
 import { BabelQueueError, EnvelopeCodec, bareTopicName } from '../envelope/index.js';
 import { BQ, isBlankProperty, pulsarProperties } from '../pulsar/binding.js';
-import { createPulsarClient, type PulsarAuthOptions } from '../pulsar/client-factory.js';
+import { clientKindFor, createPulsarClient, type PulsarAuthOptions } from '../pulsar/client-factory.js';
 import type { PulsarClientLike, PulsarProducerMessage } from '../pulsar/client-types.js';
 import { parseTopic } from '../pulsar/websocket/index.js';
 import { loadOpenTelemetry, startPublishSpan, type PublishTrace } from '../otel/tracing.js';
 import { resolveTelemetry, type TelemetryOption } from '../otel/telemetry-options.js';
 import { BabelProducerPool, type PooledProducerState } from './producer-pool.js';
+import type { ProducerOptionsSettings } from '../pulsar/client-options.js';
+import { checkedProducerSettings } from './producer-settings.js';
 import type { ProducerSource } from './server-options.js';
 import { PublishError } from './publish-error.js';
 import type { FieldCipher } from '../schema/gdpr.js';
@@ -17,7 +19,7 @@ import { publishPayload } from '../schema/message-payload.js';
 import { checkPayloadSchema, type PayloadSchema } from '../schema/payload-schema.js';
 import { isUrnContract, type UrnContract } from '../schema/urn-contract.js';
 
-export interface BabelPulsarClientOptions {
+export interface BabelPulsarClientOptions extends ProducerOptionsSettings {
   /**
    * A ready Pulsar client (native `pulsar-client` Client or PulsarWebSocketClient). This BabelPulsarClient
    * never closes it. Give either `client` or `serviceUrl`.
@@ -52,6 +54,15 @@ export interface BabelPulsarClientOptions {
   publishTimeoutMs?: number;
   /** Encrypts the `x-gdpr-sensitive` fields of a publish's schema (docs/schemas.md). */
   cipher?: FieldCipher;
+}
+
+/** The client kind a service URL selects; undefined for a URL that connect() will refuse with its own error. */
+function kindOf(serviceUrl: string | undefined): string | undefined {
+  try {
+    return clientKindFor(serviceUrl);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The default of `publishTimeoutMs`: long enough for a broker that is busy, short enough for one that is down. */
@@ -155,6 +166,7 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
   private client: PulsarClientLike | undefined;
   private connecting: Promise<PulsarClientLike> | null = null;
   private ownPool: BabelProducerPool | undefined;
+  private readonly producerSettings: ProducerOptionsSettings;
   private readonly inFlight = new Set<Promise<unknown>>();
   private closing: Promise<void> | null = null;
 
@@ -181,6 +193,14 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     if (options.producers !== undefined && typeof options.producers?.producerFor !== 'function') {
       throw new BabelQueueError('options.producers must have a producerFor(topic) method');
     }
+    if (options.producers !== undefined && (options.producerOptions ?? options.producerOptionsByTopic) !== undefined) {
+      throw new BabelQueueError(
+        'options.producerOptions and options.producerOptionsByTopic apply to the producers this client creates; ' +
+          'with options.producers, give them to that source (e.g. new BabelProducerPool(client, { producerOptions }))',
+      );
+    }
+    // Checked now (against the client when it is given), so that a setting the client cannot honour fails here.
+    this.producerSettings = checkedProducerSettings(client ?? kindOf(serviceUrl), options);
     try {
       this.tracing = resolveTelemetry(options.telemetry, 'options.telemetry').tracing;
     } catch (error) {
@@ -466,7 +486,7 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
   private producers(): ProducerSource {
     if (this.options.producers) return this.options.producers;
     if (!this.client) throw new BabelQueueError('BabelPulsarClient has no Pulsar client yet');
-    this.ownPool ??= new BabelProducerPool(this.client);
+    this.ownPool ??= new BabelProducerPool(this.client, this.producerSettings);
     return this.ownPool;
   }
 

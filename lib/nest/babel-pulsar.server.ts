@@ -39,6 +39,9 @@ import {
   type ResolvedServerOptions,
 } from './server-options.js';
 import { keepDeadLetters } from '../redrive/keep-dead-letters.js';
+import type { PulsarConsumerOptions } from '../pulsar/client-options.js';
+import { bindingConsumerOptions } from './binding-consumer-options.js';
+import { clientNameOf, producerOptionsFor } from './producer-settings.js';
 
 /** `stalled`: connected, but some handler passed its time-out and still runs (see describe()). */
 export type BabelServerStatus = 'connected' | 'disconnected' | 'reconnecting' | 'stalled' | 'closed';
@@ -110,6 +113,8 @@ export class BabelPulsarServer
   private readonly connections = new ConnectionWatch();
   private closing: Promise<void> | null = null;
   private metrics: ConsumerMetrics | undefined;
+  /** The Pulsar consumer settings of each subscription, merged and checked at start. */
+  private readonly consumerOptions = new Map<Binding, PulsarConsumerOptions>();
   /** Retries the subscriptions while the broker did not answer at start (brokerAtStart: 'optional'). */
   private brokerWait: BrokerWait | null = null;
 
@@ -177,7 +182,8 @@ export class BabelPulsarServer
     if (babelExtras?.connection !== this.options.name) return;
     if (!babelExtras) this.warnForeignPattern(urn, isEventHandler);
     const name = babelExtras?.handler ?? 'an unnamed handler';
-    const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, owner, method, schema } = babelExtras ?? {};
+    const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, owner, method, schema, consumerOptions } =
+      babelExtras ?? {};
     if (retryPolicy)
       checkDelayable(this.options.retry === 'nack', this.settings.subscriptionType, `${name} retryPolicy`);
     if (topic !== undefined && isProducer(this.options.retry)) {
@@ -194,6 +200,7 @@ export class BabelPulsarServer
         ...(owner !== undefined && method !== undefined && { declaredAt: { owner, method } }),
         ...(timeoutMs !== undefined && { timeoutMs }),
         ...(schema !== undefined && { schema }),
+        ...(consumerOptions !== undefined && { consumerOptions }),
         ...(extras[BABEL_OWN_IDEMPOTENCY] === true && { ownIdempotency: true }),
         ...((maxAttempts !== undefined || retryPolicy !== undefined) && {
           policy: {
@@ -248,6 +255,11 @@ export class BabelPulsarServer
     if ((tracing || metrics) && (await loadOpenTelemetry()) && metrics) this.metrics ??= ConsumerMetrics.create();
     this.warnFanOut(this.routes.subscribed());
     this.planDirectCalls(this.routes.subscribed());
+    // Before any subscription: a setting the client cannot honour fails the start whatever brokerAtStart says.
+    for (const binding of this.routes.subscribed()) {
+      const client = clientNameOf(this.options.client);
+      this.consumerOptions.set(binding, bindingConsumerOptions(binding, this.settings.consumerOptions, client));
+    }
     try {
       await this.subscribeAll();
     } catch (error) {
@@ -309,7 +321,9 @@ export class BabelPulsarServer
     const { client } = this;
     const pool = this.options.producers;
     const create = (target: string): Promise<PulsarProducer> =>
-      pool ? pool.producerFor(target) : client.createProducer({ topic: target });
+      pool
+        ? pool.producerFor(target)
+        : client.createProducer({ ...producerOptionsFor(this.settings.producerSettings, target), topic: target });
     const acquire = async (target: string, purpose: ProducerPurpose): Promise<PulsarProducer> => {
       try {
         const producer = await create(target);
@@ -364,6 +378,7 @@ export class BabelPulsarServer
         ...(this.options.nackRedeliverTimeoutMs !== undefined && {
           nAckRedeliverTimeoutMs: this.options.nackRedeliverTimeoutMs,
         }),
+        ...this.consumerOptions.get(binding),
       };
       const pulsarConsumer =
         feed && canPush(client)

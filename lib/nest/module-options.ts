@@ -8,6 +8,13 @@ import { checkIdempotencyOptions, type IdempotencyOptions } from '../idempotency
 import { resolveTelemetry, type ResolvedTelemetry, type TelemetryOption } from '../otel/telemetry-options.js';
 import { resolveServerOptions, type BabelPulsarServerOptions } from './server-options.js';
 import { describeValue } from '../describe-value.js';
+import {
+  checkClientOptions,
+  type ProducerOptionsSettings,
+  type PulsarClientName,
+  type PulsarConsumerOptions,
+} from '../pulsar/client-options.js';
+import { checkedProducerSettings, clientNameOf } from './producer-settings.js';
 import type { OutboxRelayOptions } from '../outbox/relay.js';
 import type { FieldCipher } from '../schema/gdpr.js';
 import type { OutboxPool } from '../outbox/relay-store.js';
@@ -48,6 +55,11 @@ export interface BabelQueueConsumerOptions {
   handlerTimeoutMs?: number;
   /** The stack trace of a failure on its log line instead of at debug level. Default false. */
   logStackTraces?: boolean;
+  /**
+   * Pulsar consumer settings of every subscription (docs/pulsar-features.md#client-options), e.g. `ackTimeoutMs`,
+   * `consumerName`, `keySharedPolicy`; per handler: `@BabelHandler(urn, { consumerOptions })`.
+   */
+  consumerOptions?: PulsarConsumerOptions;
 }
 
 /**
@@ -58,7 +70,11 @@ export interface BabelQueueConsumerOptions {
  */
 export type BabelQueueHooksOption = BabelQueueHooks | Type<BabelQueueHooks>;
 
-export interface BabelQueueModuleOptions {
+/**
+ * `producerOptions` / `producerOptionsByTopic`: Pulsar producer settings of the module's producers (publish, retry
+ * copies, dead-letter records), for every topic and per topic (docs/pulsar-features.md#client-options).
+ */
+export interface BabelQueueModuleOptions extends ProducerOptionsSettings {
   /**
    * Broker URL; the scheme picks the client: `pulsar://` / `pulsar+ssl://` → the native `pulsar-client` package
    * (install it), `http(s)://` / `ws(s)://` → the built-in WebSocket client (the broker's web service port).
@@ -152,6 +168,8 @@ export interface ResolvedModuleOptions {
   /** Present when options.telemetry was given (the server has it too, in `server`). */
   telemetry?: ResolvedTelemetry;
   publishTimeoutMs?: number;
+  /** The producer pool's Pulsar settings, checked against the client. */
+  producerSettings: ProducerOptionsSettings;
   outbox: ResolvedOutbox;
   cipher?: FieldCipher;
 }
@@ -215,6 +233,8 @@ const MODULE_KEYS = [
   'brokerAtStart',
   'outbox',
   'gdpr',
+  'producerOptions',
+  'producerOptionsByTopic',
 ] as const;
 const CONSUMER_KEYS = [
   'topics',
@@ -232,6 +252,7 @@ const CONSUMER_KEYS = [
   'logStackTraces',
   'subscriptionInitialPosition',
   'nackRedeliverTimeoutMs',
+  'consumerOptions',
 ] as const;
 
 /** The error every invalid module option raises: it names the option and what is allowed. */
@@ -484,6 +505,9 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
       subscriptionInitialPosition: consumer.subscriptionInitialPosition,
     }),
     ...(consumer.nackRedeliverTimeoutMs !== undefined && { nackRedeliverTimeoutMs: consumer.nackRedeliverTimeoutMs }),
+    ...(consumer.consumerOptions !== undefined && {
+      consumerOptions: checkConsumerSettings(consumer.consumerOptions, clientName(source)),
+    }),
     ...(options.logger !== undefined && { logger: options.logger }),
     ...(options.idempotency !== undefined && { idempotency: options.idempotency }),
     ...(cipher !== undefined && { cipher }),
@@ -519,12 +543,37 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     topic,
     server,
     ...(publishTimeoutMs !== undefined && { publishTimeoutMs }),
+    producerSettings: checkModuleProducerSettings(options, clientName(source)),
     hooks: resolveHooks(options.hooks),
     outbox: resolveOutbox(options.outbox),
     ...(cipher !== undefined && { cipher }),
     startupWarnings: resolveStartupWarnings(options),
     ...(telemetry !== undefined && { telemetry }),
   };
+}
+
+/** The client the options will run on, when known before it exists: a pass-through setting it lacks fails now. */
+function clientName(source: ClientSource): PulsarClientName | undefined {
+  return source.kind === 'provided' ? clientNameOf(source.client) : source.kind;
+}
+
+function checkConsumerSettings(value: unknown, client: PulsarClientName | undefined): PulsarConsumerOptions {
+  try {
+    return checkClientOptions('consumer', value, 'options.consumer.consumerOptions', client);
+  } catch (error) {
+    throw new BabelQueueOptionsError((error as Error).message, { cause: error });
+  }
+}
+
+function checkModuleProducerSettings(
+  options: BabelQueueModuleOptions,
+  client: PulsarClientName | undefined,
+): ProducerOptionsSettings {
+  try {
+    return checkedProducerSettings(client, options);
+  } catch (error) {
+    throw new BabelQueueOptionsError((error as Error).message, { cause: error });
+  }
 }
 
 const DEFAULT_NOT_STARTED_AFTER_MS = 5000;

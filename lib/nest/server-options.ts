@@ -4,6 +4,12 @@ import type { FieldCipher } from '../schema/gdpr.js';
 import { resolveTelemetry, type ResolvedTelemetry, type TelemetryOption } from '../otel/telemetry-options.js';
 import type { PulsarClientLike, PulsarProducer, SubscriptionType } from '../pulsar/client-types.js';
 import { describeValue } from '../describe-value.js';
+import {
+  checkClientOptions,
+  type ProducerOptionsSettings,
+  type PulsarConsumerOptions,
+} from '../pulsar/client-options.js';
+import { checkedProducerSettings, clientNameOf } from './producer-settings.js';
 
 /** Where retry and dead-letter producers come from when someone else owns them (the module does). */
 export interface ProducerSource {
@@ -11,7 +17,11 @@ export interface ProducerSource {
   producerFor(topic: string): Promise<PulsarProducer>;
 }
 
-export interface BabelPulsarServerOptions extends BabelQueueHooks {
+/**
+ * `producerOptions` / `producerOptionsByTopic`: Pulsar producer settings of the retry and dead-letter producers the
+ * server creates itself (with `producers`, that source's settings apply instead).
+ */
+export interface BabelPulsarServerOptions extends BabelQueueHooks, ProducerOptionsSettings {
   /**
    * The registration this server serves: it runs only the handlers declared `@BabelHandler(urn, { connection })`
    * with this name (undefined: those without a connection). The module sets it from `forRoot({ name })`.
@@ -55,6 +65,11 @@ export interface BabelPulsarServerOptions extends BabelQueueHooks {
   concurrency?: number;
   /** Passed to the consumer: how many unacknowledged messages it may hold. */
   receiverQueueSize?: number;
+  /**
+   * Pulsar consumer settings of every subscription (docs/pulsar-features.md#client-options); per handler:
+   * `@BabelHandler(urn, { consumerOptions })`.
+   */
+  consumerOptions?: PulsarConsumerOptions;
   /** Delay before a negatively acknowledged message comes back (client option nAckRedeliverTimeoutMs). */
   nackRedeliverTimeoutMs?: number;
   /** How long close() waits for in-flight handlers before closing the consumers. Default 10000. */
@@ -107,6 +122,8 @@ export interface ResolvedServerOptions {
   retryPolicy?: RetryPolicy;
   telemetry: ResolvedTelemetry;
   brokerAtStart: 'required' | 'optional';
+  consumerOptions?: PulsarConsumerOptions;
+  producerSettings: ProducerOptionsSettings;
 }
 
 const SUBSCRIPTION_TYPES: readonly SubscriptionType[] = ['Exclusive', 'Shared', 'KeyShared', 'Failover'];
@@ -200,8 +217,26 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
   if (brokerAtStart !== 'required' && brokerAtStart !== 'optional') {
     throw new TypeError(`options.brokerAtStart must be 'required' or 'optional', got ${describeValue(brokerAtStart)}`);
   }
+  const clientName = clientNameOf(options.client);
+  const consumerOptions =
+    options.consumerOptions === undefined
+      ? undefined
+      : checkClientOptions<PulsarConsumerOptions>(
+          'consumer',
+          options.consumerOptions,
+          'options.consumerOptions',
+          clientName,
+        );
+  let producerSettings: ProducerOptionsSettings;
+  try {
+    producerSettings = checkedProducerSettings(clientName, options);
+  } catch (error) {
+    throw new TypeError((error as Error).message, { cause: error });
+  }
   return {
     brokerAtStart,
+    ...(consumerOptions !== undefined && { consumerOptions }),
+    producerSettings,
     topics,
     subscription,
     subscriptionType,
