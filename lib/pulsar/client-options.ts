@@ -289,7 +289,7 @@ export function checkClientOptions<T extends PulsarConsumerOptions | PulsarProdu
       );
     }
     const problem = spec.check(entry);
-    if (problem !== undefined) throw new TypeError(`${where}.${key} ${problem}`);
+    if (problem !== undefined) throw new TypeError(`${where}.${key}${problem.startsWith('.') ? '' : ' '}${problem}`);
     const unsupported = client && unsupportedReason(kind, key, client);
     if (unsupported) throw new TypeError(`${where}.${unsupported}`);
     checked[key] = entry;
