@@ -3,6 +3,12 @@ export * from './envelope/index.js';
 export * from './pulsar/binding.js';
 export * from './pulsar/partition.js';
 export type * from './pulsar/client-types.js';
+export type {
+  ProducerOptionsSettings,
+  PulsarConsumerOptions,
+  PulsarKeySharedPolicy,
+  PulsarProducerOptions,
+} from './pulsar/client-options.js';
 export * from './pulsar/websocket/index.js';
 export * from './consumer/index.js';
 export * from './nest/index.js';
