@@ -133,6 +133,29 @@ describe(`Pulsar client options (${testClientKind()})`, () => {
     expect(envelope.data.big.length).toBe(big.length);
   });
 
+  it('starts and consumes with the settings only this client has (native: Key_Shared policy; WebSocket: priority)', async () => {
+    const topic = uniqueTopic('options-own');
+    service = await startService([NamedConsumerHandler], {
+      client,
+      topics: topic,
+      subscriptionType: onNative() ? 'KeyShared' : 'Shared',
+      consumerOptions: onNative()
+        ? {
+            keySharedPolicy: { keyShareMode: 'AutoSplit', allowOutOfOrderDelivery: true },
+            replicateSubscriptionState: true,
+          }
+        : { priorityLevel: 1, ackTimeoutMs: 60_000 },
+      deadLetter: false,
+    });
+    publisher = new BabelPulsarClient({
+      client,
+      topic,
+      producerOptions: { batchingEnabled: true, batchingMaxMessages: 10 },
+    });
+    await publisher.publish(URN, { name: 'own-settings' }, { key: 'k' });
+    await waitFor('the message handled', () => received.includes('own-settings'));
+  });
+
   it('refuses at start-up a consumer setting the client cannot honour, naming it and the client', async () => {
     const topic = uniqueTopic('options-refused');
     const [setting, refusal] = onNative()
