@@ -8,6 +8,7 @@ import { checkPayloadSchema, type PayloadSchema } from '../schema/payload-schema
 import { isUrnContract, type UrnContract } from '../schema/urn-contract.js';
 import { raiseStandardError, resolveOptions, type OptionsInput } from '../options/option-table.js';
 import { handlerOptionTable } from './handler-options.js';
+import type { PulsarConsumerOptions } from '../pulsar/client-options.js';
 
 /** The options of `@BabelHandler(urn, options)`. */
 export type BabelHandlerOptions = OptionsInput<typeof handlerOptionTable>;
@@ -25,6 +26,7 @@ export interface BabelHandlerExtras {
   subscription?: string;
   connection?: string;
   schema?: PayloadSchema;
+  consumerOptions?: PulsarConsumerOptions;
 }
 
 const HANDLER_OPTION_KEYS = Object.keys(handlerOptionTable);
@@ -62,7 +64,7 @@ export function BabelHandler(
       `@BabelHandler option(s) ${unknown.join(', ')} unknown; allowed: ${HANDLER_OPTION_KEYS.join(', ')}`,
     );
   }
-  const { timeoutMs, maxAttempts, retryPolicy, topic, subscription, connection } = resolveOptions(
+  const { timeoutMs, maxAttempts, retryPolicy, topic, subscription, connection, consumerOptions } = resolveOptions(
     handlerOptionTable,
     options,
     (key) => `@BabelHandler ${key}`,
@@ -86,6 +88,7 @@ export function BabelHandler(
         ...(subscription !== undefined && { subscription }),
         ...(connection !== undefined && { connection }),
         ...(schema !== undefined && { schema }),
+        ...(consumerOptions !== undefined && { consumerOptions }),
       } satisfies BabelHandlerExtras,
     };
     const register = EventPattern<string>(pattern, BABEL_TRANSPORT, extras) as MethodDecorator;

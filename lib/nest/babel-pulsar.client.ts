@@ -4,7 +4,9 @@ import { EventEmitter } from 'node:events';
 import { Observable, throwError } from 'rxjs';
 import { BabelQueueError, EnvelopeCodec, bareTopicName } from '../envelope/index.js';
 import { BQ, isBlankProperty, pulsarProperties } from '../pulsar/binding.js';
-import { createPulsarClient } from '../pulsar/client-factory.js';
+import { clientKindFor, createPulsarClient } from '../pulsar/client-factory.js';
+import type { ProducerOptionsSettings } from '../pulsar/client-options.js';
+import { checkedProducerSettings } from './producer-settings.js';
 import type { PulsarClientLike, PulsarProducerMessage } from '../pulsar/client-types.js';
 import { loadOpenTelemetry, startPublishSpan, type PublishTrace } from '../otel/tracing.js';
 import { BabelProducerPool, type PooledProducerState } from './producer-pool.js';
@@ -21,6 +23,15 @@ import { checkTimeout, checkTopic, clientOptionTable, describe, raiseClientError
 export type BabelPulsarClientOptions = OptionsInput<typeof clientOptionTable>;
 
 export { DEFAULT_PUBLISH_TIMEOUT_MS } from './client-options.js';
+
+/** The client kind a service URL selects; undefined for a URL that connect() will refuse with its own error. */
+function kindOf(serviceUrl: string | undefined): string | undefined {
+  try {
+    return clientKindFor(serviceUrl);
+  } catch {
+    return undefined;
+  }
+}
 
 export interface PublishOptions {
   /** Topic to publish to; defaults to the client's topic. `meta.queue` is its bare name. */
@@ -112,6 +123,7 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
   private client: PulsarClientLike | undefined;
   private connecting: Promise<PulsarClientLike> | null = null;
   private ownPool: BabelProducerPool | undefined;
+  private readonly producerSettings: ProducerOptionsSettings;
   private readonly inFlight = new Set<Promise<unknown>>();
   private closing: Promise<void> | null = null;
 
@@ -119,12 +131,16 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     super();
     if (!options || typeof options !== 'object')
       throw new BabelQueueError('BabelPulsarClient needs options: { client, topic } or { serviceUrl, topic }');
-    const { client, serviceUrl, topic, telemetry, publishTimeoutMs } = resolveOptions(
-      clientOptionTable,
-      options as Record<string, unknown>,
-      'options',
-      raiseClientError,
-    );
+    const {
+      client,
+      serviceUrl,
+      topic,
+      telemetry,
+      publishTimeoutMs,
+      producers,
+      producerOptions,
+      producerOptionsByTopic,
+    } = resolveOptions(clientOptionTable, options as Record<string, unknown>, 'options', raiseClientError);
     if (client !== undefined && serviceUrl !== undefined) {
       throw new BabelQueueError('BabelPulsarClient takes either client or serviceUrl, not both');
     }
@@ -132,6 +148,19 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
       throw new BabelQueueError('BabelPulsarClient needs a client (a ready Pulsar client) or a serviceUrl');
     }
     if (topic !== undefined) this.defaultTopic = topic;
+    if (producers !== undefined && (producerOptions ?? producerOptionsByTopic) !== undefined) {
+      throw new BabelQueueError(
+        'options.producerOptions and options.producerOptionsByTopic apply to the producers this client creates; ' +
+          'with options.producers, give them to that source (e.g. new BabelProducerPool(client, { producerOptions }))',
+      );
+    }
+    // Checked now (against the client when it is given), so that a setting the client cannot honour fails here.
+    this.producerSettings = checkedProducerSettings(
+      client ?? kindOf(serviceUrl),
+      { producerOptions, producerOptionsByTopic },
+      'options.',
+      raiseClientError,
+    );
     this.tracing = telemetry.tracing;
     this.publishTimeoutMs = publishTimeoutMs;
     this.client = client;
@@ -407,7 +436,7 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
   private producers(): ProducerSource {
     if (this.options.producers) return this.options.producers;
     if (!this.client) throw new BabelQueueError('BabelPulsarClient has no Pulsar client yet');
-    this.ownPool ??= new BabelProducerPool(this.client);
+    this.ownPool ??= new BabelProducerPool(this.client, this.producerSettings);
     return this.ownPool;
   }
 

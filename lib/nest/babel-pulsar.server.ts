@@ -36,6 +36,9 @@ import {
   type ResolvedServerOptions,
 } from './server-options.js';
 import { keepDeadLetters } from '../redrive/keep-dead-letters.js';
+import type { PulsarConsumerOptions } from '../pulsar/client-options.js';
+import { bindingConsumerOptions } from './binding-consumer-options.js';
+import { clientNameOf, producerOptionsFor } from './producer-settings.js';
 
 /** `stalled`: connected, but some handler passed its time-out and still runs (see describe()). */
 export type BabelServerStatus = 'connected' | 'disconnected' | 'reconnecting' | 'stalled' | 'closed';
@@ -94,6 +97,8 @@ export class BabelPulsarServer
   private readonly connections = new ConnectionWatch();
   private closing: Promise<void> | null = null;
   private metrics: ConsumerMetrics | undefined;
+  /** The Pulsar consumer settings of each subscription, merged and checked at start. */
+  private readonly consumerOptions = new Map<Binding, PulsarConsumerOptions>();
   /** Retries the subscriptions while the broker did not answer at start (brokerAtStart: 'optional'). */
   private brokerWait: BrokerWait | null = null;
 
@@ -161,7 +166,8 @@ export class BabelPulsarServer
     if (babelExtras?.connection !== this.settings.name) return;
     if (!babelExtras) this.warnForeignPattern(urn, isEventHandler);
     const name = babelExtras?.handler ?? 'an unnamed handler';
-    const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, owner, method, schema } = babelExtras ?? {};
+    const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, owner, method, schema, consumerOptions } =
+      babelExtras ?? {};
     if (retryPolicy)
       checkDelayable(
         this.settings.retry === 'nack',
@@ -183,6 +189,7 @@ export class BabelPulsarServer
         ...(owner !== undefined && method !== undefined && { declaredAt: { owner, method } }),
         ...(timeoutMs !== undefined && { timeoutMs }),
         ...(schema !== undefined && { schema }),
+        ...(consumerOptions !== undefined && { consumerOptions }),
         ...(extras[BABEL_OWN_IDEMPOTENCY] === true && { ownIdempotency: true }),
         ...((maxAttempts !== undefined || retryPolicy !== undefined) && {
           policy: {
@@ -236,6 +243,11 @@ export class BabelPulsarServer
     if ((tracing || metrics) && (await loadOpenTelemetry()) && metrics) this.metrics ??= ConsumerMetrics.create();
     this.warnFanOut(this.routes.subscribed());
     this.planDirectCalls(this.routes.subscribed());
+    // Before any subscription: a setting the client cannot honour fails the start whatever brokerAtStart says.
+    for (const binding of this.routes.subscribed()) {
+      const client = clientNameOf(this.settings.client);
+      this.consumerOptions.set(binding, bindingConsumerOptions(binding, this.settings.consumerOptions, client));
+    }
     try {
       await this.subscribeAll();
     } catch (error) {
@@ -293,7 +305,14 @@ export class BabelPulsarServer
   private async startBinding(binding: Binding, all: readonly Binding[]): Promise<TopicResources> {
     const { topic, routes } = binding;
     const { client, settings } = this;
-    const producers = new BindingProducers(topic, client, settings.producers, this.consumerLogger(), fullTopic);
+    const producers = new BindingProducers(
+      topic,
+      client,
+      settings.producers,
+      this.consumerLogger(),
+      fullTopic,
+      (target) => producerOptionsFor(settings.producerSettings, target),
+    );
     try {
       const { retry, deadLetter } = settings;
       const retryProducer =
@@ -308,7 +327,7 @@ export class BabelPulsarServer
         await keepDeadLetters(client, deadLetterTopic, (warning) => this.consumerLogger().warn(warning));
       // A client that pushes (the native listener) saves a receive() round trip per message.
       const feed = canPush(client) ? new PushFeed() : undefined;
-      const subscription = consumerConfigFor(binding, settings);
+      const subscription = consumerConfigFor(binding, settings, this.consumerOptions.get(binding));
       const pulsarConsumer =
         feed && canPush(client)
           ? await client.subscribePush(subscription, feed.deliver)

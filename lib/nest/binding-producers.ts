@@ -1,5 +1,6 @@
 import type { ConsumerLogger } from '../consumer/index.js';
 import type { PulsarClientLike, PulsarProducer } from '../pulsar/client-types.js';
+import type { PulsarProducerOptions } from '../pulsar/client-options.js';
 import {
   DeferredProducer,
   isNotAuthorized,
@@ -30,6 +31,8 @@ export class BindingProducers {
     private readonly logger: ConsumerLogger,
     /** The full name of a topic, for messages. */
     private readonly fullName: (topic: string) => string,
+    /** The Pulsar settings of a producer the binding creates itself on `topic`. */
+    private readonly settingsFor: (topic: string) => PulsarProducerOptions = () => ({}),
   ) {}
 
   /** A producer on `target` for `purpose`; rejects only for a failure other than a refused permission. */
@@ -50,7 +53,9 @@ export class BindingProducers {
   }
 
   private create(target: string): Promise<PulsarProducer> {
-    return this.pool ? this.pool.producerFor(target) : this.client.createProducer({ topic: target });
+    return this.pool
+      ? this.pool.producerFor(target)
+      : this.client.createProducer({ ...this.settingsFor(target), topic: target });
   }
 
   private defer(target: string, purpose: ProducerPurpose, error: unknown): PulsarProducer {

@@ -8,6 +8,7 @@ import { parseTopic } from '../pulsar/websocket/index.js';
 import { resolveTelemetry, type ResolvedTelemetry, type TelemetryOption } from '../otel/telemetry-options.js';
 import type { FieldCipher } from '../schema/gdpr.js';
 import type { ProducerSource } from './server-options.js';
+import { producerOptionEntries } from './producer-settings.js';
 
 /** The default of `publishTimeoutMs`: long enough for a broker that is busy, short enough for one that is down. */
 export const DEFAULT_PUBLISH_TIMEOUT_MS = 10_000;
@@ -99,4 +100,5 @@ export const clientOptionTable = {
   ),
   /** Encrypts the `x-gdpr-sensitive` fields of a publish's schema (docs/schemas.md). */
   cipher: passThrough<FieldCipher>(),
+  ...producerOptionEntries,
 };

@@ -1,3 +1,4 @@
+import type { PulsarConsumerOptions } from '../pulsar/client-options.js';
 import type { PulsarConsumerConfig } from '../pulsar/client-types.js';
 import type { Binding } from './handler-routes.js';
 import type { ResolvedServerOptions } from './server-options.js';
@@ -11,6 +12,8 @@ type ConsumerSettings = Pick<
 export function consumerConfigFor(
   binding: Pick<Binding, 'topic' | 'subscription'>,
   settings: ConsumerSettings,
+  /** The binding's Pulsar consumer settings (the server's, with its handlers' merged over them). */
+  passThrough: PulsarConsumerOptions = {},
 ): PulsarConsumerConfig {
   const { subscriptionInitialPosition, receiverQueueSize, nackRedeliverTimeoutMs } = settings;
   return {
@@ -20,6 +23,7 @@ export function consumerConfigFor(
     ...(subscriptionInitialPosition !== undefined && { subscriptionInitialPosition }),
     ...(receiverQueueSize !== undefined && { receiverQueueSize }),
     ...(nackRedeliverTimeoutMs !== undefined && { nAckRedeliverTimeoutMs: nackRedeliverTimeoutMs }),
+    ...passThrough,
   };
 }
 

@@ -3,6 +3,7 @@ import { describeValue } from '../describe-value.js';
 import { errorText } from '../error-text.js';
 import type { PulsarProducer, SubscriptionType } from '../pulsar/client-types.js';
 import { parseTopic } from '../pulsar/websocket/index.js';
+import { checkClientOptions, type PulsarClientName, type PulsarConsumerOptions } from '../pulsar/client-options.js';
 import { option, type RaiseOptionError, type ResolvedOptions } from '../options/option-table.js';
 import { flag, integer, nonBlank, oneOf } from '../options/validators.js';
 
@@ -142,6 +143,16 @@ export const consumerOptions = {
    * @defaultValue `false`
    */
   logStackTraces: flag(false),
+  /**
+   * Pulsar consumer settings of every subscription (docs/pulsar-features.md#client-options), e.g. `ackTimeoutMs`,
+   * `consumerName`, `keySharedPolicy`; per handler: `@BabelHandler(urn, { consumerOptions })`.
+   * @defaultValue none
+   */
+  consumerOptions: option<PulsarConsumerOptions>((value, name, raise) =>
+    value === undefined
+      ? undefined
+      : checkClientOptions<PulsarConsumerOptions>('consumer', value, name, undefined, raise),
+  ),
 };
 
 /** The BabelPulsarServer's consumer options: the module's, plus producers of the user's for retries and dead letters. */
@@ -223,4 +234,16 @@ export function checkDelayable(
       'type',
     );
   }
+}
+
+/** The consumer settings checked against the client they will run on, when it is known (a setting it lacks fails). */
+export function checkConsumerOptionsFor(
+  consumerOptions: PulsarConsumerOptions | undefined,
+  client: PulsarClientName | undefined,
+  name: string,
+  raise: RaiseOptionError,
+): PulsarConsumerOptions | undefined {
+  return consumerOptions === undefined || client === undefined
+    ? consumerOptions
+    : checkClientOptions<PulsarConsumerOptions>('consumer', consumerOptions, name, client, raise);
 }

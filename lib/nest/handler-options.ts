@@ -5,6 +5,7 @@ import { option, type RaiseOptionError } from '../options/option-table.js';
 import { integer, passThrough } from '../options/validators.js';
 import { parseTopic } from '../pulsar/websocket/topic.js';
 import type { PayloadSchema } from '../schema/payload-schema.js';
+import { consumerOptions } from './consumer-options.js';
 
 function optionalName(value: unknown, name: string, example: string, raise: RaiseOptionError): string | undefined {
   if (value === undefined) return undefined;
@@ -72,4 +73,10 @@ export const handlerOptionTable = {
    * @defaultValue the URN contract's schema, if any
    */
   schema: passThrough<PayloadSchema>(),
+  /**
+   * Pulsar consumer settings of the subscription this handler consumes through (docs/pulsar-features.md#client-options),
+   * merged over the server's `consumerOptions`; handlers sharing a subscription must agree on them.
+   * @defaultValue the server's `consumerOptions`
+   */
+  consumerOptions: consumerOptions.consumerOptions,
 };

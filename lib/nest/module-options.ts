@@ -18,7 +18,14 @@ import {
 } from '../options/option-table.js';
 import { integer, oneOf } from '../options/validators.js';
 import { describeValue } from '../describe-value.js';
-import { checkConsumerCombination, checkTopicName, consumerOptions } from './consumer-options.js';
+import {
+  checkConsumerCombination,
+  checkConsumerOptionsFor,
+  checkTopicName,
+  consumerOptions,
+} from './consumer-options.js';
+import { checkedProducerSettings, clientNameOf, producerOptionEntries } from './producer-settings.js';
+import type { ProducerOptionsSettings, PulsarClientName } from '../pulsar/client-options.js';
 import { serverOptionTable, type BabelPulsarServerOptions, type ResolvedServerOptions } from './server-options.js';
 
 /** The error every invalid module option raises: it names the option and what is allowed. */
@@ -210,6 +217,7 @@ export const moduleOptionTable = {
       return raise(`${name} must be { cipher } with encrypt and decrypt (e.g. new AesGcmCipher(key))`, 'type');
     return cipher as FieldCipher;
   }),
+  ...producerOptionEntries,
 };
 const MODULE_KEYS = Object.keys(moduleOptionTable);
 
@@ -241,6 +249,8 @@ export interface ResolvedModuleOptions {
   /** Present when options.telemetry was given (the server has it too, in `server`). */
   telemetry?: ResolvedTelemetry;
   publishTimeoutMs?: number;
+  /** The producer pool's Pulsar settings, checked against the client. */
+  producerSettings: ProducerOptionsSettings;
   outbox: ResolvedOutbox;
   cipher?: FieldCipher;
 }
@@ -265,6 +275,14 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     );
   }
   checkConsumerCombination(consumer, 'options.consumer', raiseModuleError);
+  const client = clientNameOfSource(source);
+  consumer.consumerOptions = checkConsumerOptionsFor(
+    consumer.consumerOptions,
+    client,
+    'options.consumer.consumerOptions',
+    raiseModuleError,
+  );
+  const producerSettings = checkedProducerSettings(client, options, 'options.', raiseModuleError);
   const { logger, idempotency, telemetry, brokerAtStart, publishTimeoutMs, startupWarnings } = options;
   const cipher = options.gdpr;
   const given = <K extends string, V>(key: K, value: V | undefined) =>
@@ -298,7 +316,11 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
       telemetry: telemetry ?? { tracing: true, metrics: true },
       brokerAtStart: brokerAtStart ?? 'required',
       startupWarnings: startupWarnings.enabled,
+      producerOptions: producerSettings.producerOptions,
+      producerOptionsByTopic: producerSettings.producerOptionsByTopic,
+      producerSettings,
     },
+    producerSettings,
     ...given('publishTimeoutMs', publishTimeoutMs),
     hooks: options.hooks,
     outbox: options.outbox,
@@ -306,6 +328,11 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     startupWarnings,
     ...given('telemetry', telemetry),
   };
+}
+
+/** The client the options will run on, when known before it exists: a pass-through setting it lacks fails now. */
+function clientNameOfSource(source: ClientSource): PulsarClientName | undefined {
+  return source.kind === 'provided' ? clientNameOf(source.client) : source.kind;
 }
 
 /** Where the client comes from: exactly one of serviceUrl and client, auth and clientOptions only with serviceUrl. */

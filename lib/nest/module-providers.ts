@@ -204,8 +204,9 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
     },
     {
       provide: t.pool,
-      inject: [BABEL_QUEUE_CLIENT_HANDLE],
-      useFactory: (handle: ClientHandle) => new BabelProducerPool(handle.client),
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, BABEL_QUEUE_CLIENT_HANDLE],
+      useFactory: (options: ResolvedModuleOptions, handle: ClientHandle) =>
+        new BabelProducerPool(handle.client, options.producerSettings),
     },
     BabelQueueHooksHost,
     {

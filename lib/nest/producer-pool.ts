@@ -3,6 +3,8 @@ import type { PulsarClientLike, PulsarProducer } from '../pulsar/client-types.js
 import { toLibraryClient } from '../pulsar/native/adapter.js';
 import { normalizeTopic } from '../pulsar/websocket/index.js';
 import type { ProducerSource } from './server-options.js';
+import { checkedProducerSettings, producerOptionsFor } from './producer-settings.js';
+import type { ProducerOptionsSettings } from '../pulsar/client-options.js';
 
 /** One pooled producer, as reported to health checks. */
 export interface PooledProducerState {
@@ -31,8 +33,14 @@ export class BabelProducerPool implements ProducerSource {
   private closing: Promise<void> | null = null;
 
   private readonly client: PulsarClientLike;
+  private readonly settings: ProducerOptionsSettings;
 
-  constructor(client: PulsarClientLike) {
+  /**
+   * `settings`: Pulsar producer settings for every topic and per topic (docs/pulsar-features.md#client-options),
+   * checked here against what the client supports, so that a setting it cannot honour fails at start-up.
+   */
+  constructor(client: PulsarClientLike, settings: ProducerOptionsSettings = {}) {
+    this.settings = checkedProducerSettings(client, settings);
     this.client = toLibraryClient(client);
   }
 
@@ -50,7 +58,7 @@ export class BabelProducerPool implements ProducerSource {
     const key = topicKey(topic);
     let pending = this.producers.get(key);
     if (!pending) {
-      pending = this.client.createProducer({ topic }).then(
+      pending = this.client.createProducer({ ...producerOptionsFor(this.settings, key), topic }).then(
         (producer) => {
           if (this.closing) {
             // Created while the pool was closing: close it rather than leak it.

@@ -11,7 +11,9 @@ import {
   type ResolvedOptions,
 } from '../options/option-table.js';
 import { callback, flag, nonBlank, oneOf, passThrough } from '../options/validators.js';
-import { checkConsumerCombination, serverConsumerOptions } from './consumer-options.js';
+import { checkConsumerCombination, checkConsumerOptionsFor, serverConsumerOptions } from './consumer-options.js';
+import { checkedProducerSettings, clientNameOf, producerOptionEntries } from './producer-settings.js';
+import type { ProducerOptionsSettings } from '../pulsar/client-options.js';
 
 export { checkDelayable, isProducer } from './consumer-options.js';
 
@@ -88,7 +90,7 @@ const SERVER_ONLY_OPTIONS = {
   onDeadLetter: callback<NonNullable<BabelQueueHooks['onDeadLetter']>>(),
 };
 
-const { client, ...serverOnly } = SERVER_ONLY_OPTIONS;
+const { client, ...serverOnly } = { ...SERVER_ONLY_OPTIONS, ...producerOptionEntries };
 /** Every option of `new BabelPulsarServer(options)`, each declared once (the client is checked first). */
 export const serverOptionTable = { client, ...serverConsumerOptions, ...serverOnly };
 
@@ -98,8 +100,10 @@ export interface BabelPulsarServerOptions extends OptionsInput<typeof serverOpti
   topics: string | string[];
 }
 
-/** What the server reads: every option validated, defaults applied. */
-export type ResolvedServerOptions = ResolvedOptions<typeof serverOptionTable>;
+/** What the server reads: every option validated, defaults applied, the producer settings checked against the client. */
+export type ResolvedServerOptions = ResolvedOptions<typeof serverOptionTable> & {
+  producerSettings: ProducerOptionsSettings;
+};
 
 /** Options the module resolved from its own (already validated) options: the server takes them as they are. */
 const resolvedByModule = new WeakMap<BabelPulsarServerOptions, ResolvedServerOptions>();
@@ -118,12 +122,13 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
   if (!options || typeof options !== 'object') throw new TypeError('BabelPulsarServer needs an options object');
   const known = resolvedByModule.get(options);
   if (known) return known;
-  const resolved = resolveOptions(
-    serverOptionTable,
-    options as unknown as Record<string, unknown>,
-    'options',
-    raiseStandardError,
-  );
-  checkConsumerCombination(resolved, 'options', raiseStandardError);
-  return resolved;
+  const raise = raiseStandardError;
+  const resolved = resolveOptions(serverOptionTable, options as unknown as Record<string, unknown>, 'options', raise);
+  checkConsumerCombination(resolved, 'options', raise);
+  const clientName = clientNameOf(resolved.client);
+  return {
+    ...resolved,
+    consumerOptions: checkConsumerOptionsFor(resolved.consumerOptions, clientName, 'options.consumerOptions', raise),
+    producerSettings: checkedProducerSettings(clientName, resolved, 'options.', raise),
+  };
 }

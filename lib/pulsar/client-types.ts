@@ -6,6 +6,8 @@
  * Keep it minimal: each member added here must exist on both clients.
  */
 
+import type { PulsarConsumerOptions, PulsarProducerOptions } from './client-options.js';
+
 export type SubscriptionType = 'Exclusive' | 'Shared' | 'KeyShared' | 'Failover';
 
 export interface PulsarMessageId {
@@ -56,20 +58,17 @@ export interface PulsarConsumer {
   isConnected?(): boolean;
 }
 
-export interface PulsarProducerConfig {
+/** A producer's settings: its topic and the pass-through settings (lib/pulsar/client-options.ts). */
+export interface PulsarProducerConfig extends PulsarProducerOptions {
   topic: string;
-  producerName?: string;
-  sendTimeoutMs?: number;
-  batchingEnabled?: boolean;
 }
 
-export interface PulsarConsumerConfig {
+/** A consumer's settings: what the library sets, and the pass-through settings (lib/pulsar/client-options.ts). */
+export interface PulsarConsumerConfig extends PulsarConsumerOptions {
   topic: string;
   subscription: string;
   subscriptionType?: SubscriptionType;
-  receiverQueueSize?: number;
   nAckRedeliverTimeoutMs?: number;
-  consumerName?: string;
   subscriptionInitialPosition?: 'Latest' | 'Earliest';
 }
 

@@ -6,3 +6,12 @@ export * from './binding.js';
 export * from './partition.js';
 export { clientKindFor, createPulsarClient } from './client-factory.js';
 export type { PulsarAuthOptions, PulsarClientKind, PulsarClientSettings } from './client-factory.js';
+export type {
+  ProducerOptionsSettings,
+  PulsarCompressionType,
+  PulsarConsumerOptions,
+  PulsarKeySharedPolicy,
+  PulsarProducerAccessMode,
+  PulsarProducerOptions,
+  PulsarRoutingMode,
+} from './client-options.js';

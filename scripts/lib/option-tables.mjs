@@ -40,9 +40,27 @@ function markdownOf(text) {
     .trim();
 }
 
+/** The file of lib/nest that declares `name` (a table spread into another). */
+function declaringFile(name) {
+  const folder = path.join(root, 'lib', 'nest');
+  const file = fs
+    .readdirSync(folder)
+    .find(
+      (entry) =>
+        entry.endsWith('.ts') && new RegExp(`const ${name} =`).test(fs.readFileSync(path.join(folder, entry), 'utf8')),
+    );
+  if (!file) throw new Error(`no declaration of ${name} in lib/nest`);
+  return `lib/nest/${file}`;
+}
+
 function rowsOf({ file, table, prefix = '', expand = {} }) {
   const rows = [];
   for (const property of tableLiteral(file, table).properties) {
+    if (ts.isSpreadAssignment(property) && ts.isIdentifier(property.expression)) {
+      const name = property.expression.text;
+      rows.push(...rowsOf({ file: declaringFile(name), table: name, prefix }));
+      continue;
+    }
     if (!ts.isPropertyAssignment(property)) continue;
     const key = property.name.getText();
     if (expand[key]) {

@@ -21,6 +21,7 @@ import type {
   PulsarProducerMessage,
 } from '../client-types.js';
 import { firstHostPort, probeTls, type TlsProbeTarget } from '../tls.js';
+import { nativeProducerConfig, refuseUnsupported } from './native-options.js';
 
 /** What the adapter needs of a raw native message (the package's Message class). */
 interface NativeMessage {
@@ -51,7 +52,6 @@ type NativeConsumerConfig = PulsarConsumerConfig & {
 /** The native producer settings the adapter fixes, on top of the library's own (index.d.ts of pulsar-client). */
 interface NativeProducerConfig extends PulsarProducerConfig {
   hashingScheme?: 'Murmur3_32Hash' | 'BoostHash' | 'JavaStringHash';
-  messageRoutingMode?: 'UseSinglePartition' | 'RoundRobinDistribution' | 'CustomPartition';
   batchingType?: 'DefaultBatching' | 'KeyBasedBatching';
 }
 
@@ -161,7 +161,7 @@ export class NativeClientAdapter implements PulsarClientLike {
   async createProducer(config: PulsarProducerConfig): Promise<PulsarProducer> {
     try {
       return new NativeProducerAdapter(
-        await this.native.createProducer({ ...PRODUCER_DEFAULTS, ...config }),
+        await this.native.createProducer({ ...PRODUCER_DEFAULTS, ...nativeProducerConfig(config) }),
         this.where,
       );
     } catch (error) {
@@ -190,6 +190,7 @@ export class NativeClientAdapter implements PulsarClientLike {
   }
 
   private async subscribeWith(config: NativeConsumerConfig): Promise<PulsarConsumer> {
+    refuseUnsupported('consumer', config);
     try {
       return new NativeConsumerAdapter(await this.native.subscribe(config));
     } catch (error) {

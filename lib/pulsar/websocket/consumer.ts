@@ -5,6 +5,7 @@ import { isWireMessageId } from './message-id.js';
 import { checkMs, type ResolvedOptions } from './options.js';
 import { Connection } from './socket.js';
 import type { TopicName } from './topic.js';
+import { addPassThroughQuery } from './wire-options.js';
 
 const WIRE_SUBSCRIPTION_TYPES: Record<SubscriptionType, string> = {
   Exclusive: 'Exclusive',
@@ -46,6 +47,15 @@ function invalid(topic: string, message: string): PulsarWebSocketError {
   return new PulsarWebSocketError(message, { code: 'InvalidArgument', topic });
 }
 
+/** What the consumer maps itself; the rest are the pass-through settings. */
+const CONSUMER_OWN_KEYS = [
+  'topic',
+  'subscription',
+  'subscriptionType',
+  'nAckRedeliverTimeoutMs',
+  'subscriptionInitialPosition',
+] as const;
+
 export function buildConsumerQuery(topic: string, config: PulsarConsumerConfig): URLSearchParams {
   const query = new URLSearchParams();
   const type = config.subscriptionType ?? 'Exclusive';
@@ -54,21 +64,15 @@ export function buildConsumerQuery(topic: string, config: PulsarConsumerConfig):
     throw invalid(topic, `subscriptionType must be one of Exclusive, Shared, KeyShared, Failover; got ${String(type)}`);
   }
   query.set('subscriptionType', wireType);
-  if (config.receiverQueueSize !== undefined) {
-    if (!Number.isInteger(config.receiverQueueSize) || config.receiverQueueSize < 0) {
-      throw invalid(topic, `receiverQueueSize must be a non-negative integer, got ${String(config.receiverQueueSize)}`);
-    }
-    query.set('receiverQueueSize', String(config.receiverQueueSize));
-  }
   const nackDelay = checkMs('nAckRedeliverTimeoutMs', config.nAckRedeliverTimeoutMs);
   if (nackDelay !== undefined) query.set('negativeAckRedeliveryDelay', String(nackDelay));
-  if (config.consumerName !== undefined) query.set('consumerName', config.consumerName);
   if (config.subscriptionInitialPosition !== undefined) {
     if (config.subscriptionInitialPosition !== 'Latest' && config.subscriptionInitialPosition !== 'Earliest') {
       throw invalid(topic, `subscriptionInitialPosition must be Latest or Earliest`);
     }
     query.set('subscriptionInitialPosition', config.subscriptionInitialPosition);
   }
+  addPassThroughQuery('consumer', topic, config, CONSUMER_OWN_KEYS, query);
   return query;
 }
 

@@ -5,6 +5,8 @@ import { PulsarWebSocketMessageId } from './message-id.js';
 import { checkMs, type ResolvedOptions } from './options.js';
 import { Connection } from './socket.js';
 import type { TopicName } from './topic.js';
+import { addPassThroughQuery } from './wire-options.js';
+import { WIRE_ROUTING_MODE } from '../client-options.js';
 
 export interface PulsarWebSocketProducerMessage extends PulsarProducerMessage {
   /** Event time, epoch ms (sent as the frame's `eventTime`). */
@@ -100,6 +102,18 @@ export function buildProducerFrame(
 }
 
 /**
+ * The producer URL's query parameters. Messages without a key are spread round robin over a partitioned topic's
+ * partitions, as the native client's producers spread them: the broker's WebSocket producer would otherwise send
+ * them all to one partition.
+ */
+export function buildProducerQuery(topic: string, config: PulsarProducerConfig): URLSearchParams {
+  const query = new URLSearchParams();
+  addPassThroughQuery('producer', topic, config, ['topic'], query);
+  if (!query.has('messageRoutingMode')) query.set('messageRoutingMode', WIRE_ROUTING_MODE.RoundRobinDistribution);
+  return query;
+}
+
+/**
  * A producer on one WebSocket. Sends are pipelined and matched to their acks by `context`.
  *
  * - While the socket is down (reconnecting), new sends wait in order and go out after the reconnect, each still
@@ -125,18 +139,7 @@ export class PulsarWebSocketProducer implements PulsarProducer {
     private readonly onClosed: (producer: PulsarWebSocketProducer) => void,
   ) {
     this.sendTimeoutMs = checkMs('sendTimeoutMs', config.sendTimeoutMs) ?? 30000;
-    const query = new URLSearchParams();
-    if (config.producerName !== undefined) {
-      if (typeof config.producerName !== 'string' || config.producerName === '') {
-        throw new PulsarWebSocketError('producerName must be a non-empty string', {
-          code: 'InvalidArgument',
-          topic: topic.full,
-        });
-      }
-      query.set('producerName', config.producerName);
-    }
-    if (config.sendTimeoutMs !== undefined) query.set('sendTimeoutMillis', String(this.sendTimeoutMs));
-    if (config.batchingEnabled === true) query.set('batchingEnabled', 'true');
+    const query = buildProducerQuery(topic.full, config);
     const qs = query.toString();
     this.connection = new Connection(
       {
