@@ -100,8 +100,9 @@ export interface BabelQueueModuleOptions {
   publishTimeoutMs?: number;
   /**
    * `'required'` (default): the app fails to start when the broker does not answer. `'optional'`: the app starts
-   * anyway, health reports down, the consumers subscribe once the broker answers (one log line each way), and a
-   * publish meanwhile fails with a PublishError at the latest after `publishTimeoutMs`.
+   * anyway, health reports down, the consumers subscribe and the publisher's producer for `topic` connects once the
+   * broker answers (one log line each way for each), and a publish meanwhile fails with a PublishError at the
+   * latest after `publishTimeoutMs`.
    */
   brokerAtStart?: 'required' | 'optional';
   /**

@@ -33,6 +33,7 @@ import {
   type RegistrationName,
 } from './registration-tokens.js';
 import { BabelQueueStartupCheck } from './startup-check.js';
+import { BabelQueuePublisherStart } from './publisher-start.js';
 import { closeIfClosable } from './stubbed-provider.js';
 import { BabelOutbox } from '../outbox/outbox.js';
 import { OutboxRelay } from '../outbox/relay.js';
@@ -236,6 +237,17 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
           ...(options.publishTimeoutMs !== undefined && { publishTimeoutMs: options.publishTimeoutMs }),
           ...(options.cipher !== undefined && { cipher: options.cipher }),
         }),
+    },
+    {
+      // brokerAtStart: 'optional' connects the publisher in the background, one log line each way.
+      provide: BabelQueuePublisherStart,
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, t.client],
+      useFactory: (options: ResolvedModuleOptions, publisher: BabelPulsarClient) =>
+        new BabelQueuePublisherStart(
+          publisher,
+          { brokerAtStart: options.server.brokerAtStart ?? 'required', topic: options.topic },
+          options.server.logger,
+        ),
     },
     {
       provide: t.health,
