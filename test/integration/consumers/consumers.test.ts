@@ -16,6 +16,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { readmeFormOf } from '../../../scripts/lib/readme-snippets.mjs';
 import { onNative, serviceUrl, uniqueTopic } from '../../support/broker.js';
@@ -37,7 +38,8 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
     env: { ...process.env, ...env },
     timeout: 300_000,
   });
-  const output = `${result.stdout ?? ''}\n${result.stderr ?? ''}`;
+  // Without colours: Vitest colours its summary even with FORCE_COLOR=0.
+  const output = stripVTControlCharacters(`${result.stdout ?? ''}\n${result.stderr ?? ''}`);
   if (result.status !== 0) {
     throw new Error(`${command} ${args.join(' ')} failed in ${cwd} (${result.status ?? result.signal}):\n${output}`);
   }
