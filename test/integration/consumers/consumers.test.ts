@@ -103,6 +103,9 @@ function project(kind: string, manifest: object, files: Record<string, string>, 
     fs.writeFileSync(installed, '');
   }
   for (const sub of ['src', 'test', 'dist']) fs.rmSync(path.join(dir, sub), { recursive: true, force: true });
+  // An incremental build's record of a previous run would make tsc skip emitting into the fresh dist.
+  for (const file of fs.readdirSync(dir).filter((name) => name.endsWith('.tsbuildinfo')))
+    fs.rmSync(path.join(dir, file), { force: true });
   for (const [file, text] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
     fs.writeFileSync(path.join(dir, file), text);
@@ -199,7 +202,6 @@ const tsconfigBuild = (rootDir: boolean) =>
 
 /** The README's quick start built as `nest build` builds it, started as `node dist/main.js`, then stopped. */
 async function buildAndStart(dir: string, env: NodeJS.ProcessEnv): Promise<void> {
-  fs.rmSync(path.join(dir, 'dist'), { recursive: true, force: true });
   run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], dir);
   const output = await runUntilReady(['dist/main.js'], dir, { ...env, PORT: '0' }, APP_UP);
   expect(output).not.toMatch(/Cannot find module|ERR_MODULE_NOT_FOUND/);
