@@ -251,9 +251,13 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
     },
     {
       provide: t.health,
-      inject: [BABEL_QUEUE_CLIENT_HANDLE, t.pool, t.server],
-      useFactory: (handle: ClientHandle, pool: BabelProducerPool, server: BabelPulsarServer) =>
-        new BabelQueueHealthIndicator(handle, pool, server),
+      inject: [BABEL_QUEUE_CLIENT_HANDLE, t.pool, t.server, BabelQueuePublisherStart],
+      useFactory: (
+        handle: ClientHandle,
+        pool: BabelProducerPool,
+        server: BabelPulsarServer,
+        publisherStart: BabelQueuePublisherStart,
+      ) => new BabelQueueHealthIndicator(handle, pool, server, publisherStart),
     },
     {
       provide: t.outbox,

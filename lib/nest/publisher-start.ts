@@ -39,6 +39,8 @@ export class BabelQueuePublisherStart implements OnApplicationBootstrap, OnAppli
   private wait: BrokerWait | null = null;
   private first: Promise<void> | null = null;
   private stopped = false;
+  /** What health reports while the producer waits for the broker; null otherwise. */
+  private problem: string | null = null;
 
   constructor(
     private readonly publisher: unknown,
@@ -62,8 +64,14 @@ export class BabelQueuePublisherStart implements OnApplicationBootstrap, OnAppli
             attempt: async () => {
               await publisher.connect();
             },
-            onWaiting: (first) => this.logger.warn(publisherLines.waiting(shown, first.message)),
-            onConnected: () => this.logger.log(publisherLines.connected(shown, Date.now() - since)),
+            onWaiting: (first) => {
+              this.problem = `the publisher's producer for ${shown} is not connected (the broker did not answer at start)`;
+              this.logger.warn(publisherLines.waiting(shown, first.message));
+            },
+            onConnected: () => {
+              this.problem = null;
+              this.logger.log(publisherLines.connected(shown, Date.now() - since));
+            },
           },
           error instanceof Error ? error : new Error(String(error)),
         );
@@ -75,6 +83,11 @@ export class BabelQueuePublisherStart implements OnApplicationBootstrap, OnAppli
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     await this.wait?.stop();
+  }
+
+  /** For health: why the publisher is not ready while it waits for the broker, else null. */
+  startProblem(): string | null {
+    return this.problem;
   }
 
   /** Settles once the first attempt has ended (for tests and an orderly close). */

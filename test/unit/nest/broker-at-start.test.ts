@@ -100,12 +100,18 @@ describe("brokerAtStart: 'optional'", () => {
     await app.init();
     const waiting = () => lines.filter(([, message]) => message.includes('did not answer at start'));
     await waitUntil(() => waiting().length === 1);
+    // Nothing consumes here, so the waiting producer alone turns health down.
+    const health = moduleRef.get(BabelQueueHealthIndicator);
+    expect(health.check().problems).toEqual([
+      "the publisher's producer for persistent://public/default/billing is not connected (the broker did not answer at start)",
+    ]);
     expect(waiting()[0]).toEqual([
       'warn',
       expect.stringContaining('publishing to persistent://public/default/billing fails (a PublishError'),
     ]);
     pulsar.setAvailable(true);
     await waitUntil(() => lines.some(([, message]) => message.includes('the broker answered after')));
+    expect(health.isHealthy().babelqueue.status).toBe('up');
     await moduleRef.get(BabelPulsarClient).publish('urn:babel:billing:paid', { n: 1 });
     expect(pulsar.published('billing')).toHaveLength(1);
     expect(lines.map(([level]) => level)).toEqual(['warn', 'log']);
