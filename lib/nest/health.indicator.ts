@@ -1,10 +1,11 @@
-import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import type { Subscription } from 'rxjs';
 import { BabelPulsarServer, type BabelServerStatus } from './babel-pulsar.server.js';
 import { BabelProducerPool, type PooledProducerState } from './producer-pool.js';
 import { BABEL_QUEUE_CLIENT_HANDLE, type ClientHandle } from './module-tokens.js';
 import type { RefusedProducerState } from './refused-producer.js';
 import { callIfPresent } from './stubbed-provider.js';
+import { BabelQueuePublisherStart } from './publisher-start.js';
 
 /** What check() reports. */
 export interface BabelQueueHealthDetails {
@@ -55,6 +56,10 @@ export class BabelQueueHealthIndicator implements OnApplicationShutdown {
     @Inject(BABEL_QUEUE_CLIENT_HANDLE) private readonly handle: ClientHandle,
     @Inject(BabelProducerPool) private readonly pool: BabelProducerPool,
     @Inject(BabelPulsarServer) private readonly server: BabelPulsarServer,
+    // brokerAtStart: 'optional': the publisher's producer still waiting for the broker counts as down.
+    @Optional()
+    @Inject(BabelQueuePublisherStart)
+    private readonly publisherStart: BabelQueuePublisherStart | null = null,
   ) {
     // A test may stand in a plain object for the server (overrideProvider): it then reports no status.
     this.subscription = (server as Partial<BabelPulsarServer>).status?.subscribe((status) => {
@@ -71,6 +76,8 @@ export class BabelQueueHealthIndicator implements OnApplicationShutdown {
     const producers = callIfPresent<PooledProducerState[]>(this.pool, 'describe', []);
     for (const producer of producers)
       if (!producer.connected) problems.push(`producer for ${producer.topic} is not connected`);
+    const publisherProblem = callIfPresent<string | null>(this.publisherStart, 'startProblem', null);
+    if (publisherProblem) problems.push(publisherProblem);
 
     const status = this.serverStatus;
     if (status !== 'not-listening' && status !== 'connected') problems.push(`the consumers are ${status}`);

@@ -193,8 +193,9 @@ export const moduleOptionTable = {
   publishTimeoutMs: integer({ min: 0, must: 'a whole number of ms >= 0 (0 = no time-out)' }),
   /**
    * `'required'`: the app fails to start when the broker does not answer. `'optional'`: the app starts anyway,
-   * health reports down, the consumers subscribe once the broker answers (one log line each way), and a publish
-   * meanwhile fails with a PublishError at the latest after `publishTimeoutMs`.
+   * health reports down, the consumers subscribe and the publisher's producer for `topic` connects once the broker
+   * answers (one log line each way for each), and a publish meanwhile fails with a PublishError at the latest
+   * after `publishTimeoutMs`.
    * @defaultValue `'required'`
    */
   brokerAtStart: oneOf(['required', 'optional']),

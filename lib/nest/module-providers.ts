@@ -34,6 +34,7 @@ import {
   type RegistrationName,
 } from './registration-tokens.js';
 import { BabelQueueStartupCheck } from './startup-check.js';
+import { BabelQueuePublisherStart } from './publisher-start.js';
 import { closeIfClosable } from './stubbed-provider.js';
 import { BabelOutbox } from '../outbox/outbox.js';
 import { OutboxRelay } from '../outbox/relay.js';
@@ -258,10 +259,25 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
         }),
     },
     {
+      // brokerAtStart: 'optional' connects the publisher in the background, one log line each way.
+      provide: BabelQueuePublisherStart,
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, t.client],
+      useFactory: (options: ResolvedModuleOptions, publisher: BabelPulsarClient) =>
+        new BabelQueuePublisherStart(
+          publisher,
+          { brokerAtStart: options.server.brokerAtStart ?? 'required', topic: options.topic },
+          options.server.logger,
+        ),
+    },
+    {
       provide: t.health,
-      inject: [BABEL_QUEUE_CLIENT_HANDLE, t.pool, t.server],
-      useFactory: (handle: ClientHandle, pool: BabelProducerPool, server: BabelPulsarServer) =>
-        new BabelQueueHealthIndicator(handle, pool, server),
+      inject: [BABEL_QUEUE_CLIENT_HANDLE, t.pool, t.server, BabelQueuePublisherStart],
+      useFactory: (
+        handle: ClientHandle,
+        pool: BabelProducerPool,
+        server: BabelPulsarServer,
+        publisherStart: BabelQueuePublisherStart,
+      ) => new BabelQueueHealthIndicator(handle, pool, server, publisherStart),
     },
     {
       provide: t.outbox,

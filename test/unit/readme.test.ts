@@ -70,8 +70,6 @@ describe('README snippets', () => {
     for (const file of [
       'app.module.ts',
       'app-async.module.ts',
-      'orders.service.ts',
-      'orders.controller.ts',
       'main.ts',
       'bootstrap.ts',
       'topology.module.ts',
@@ -114,7 +112,7 @@ describe('README snippets', () => {
         compilerOptions: {
           noEmit: true,
           rootDir: '.',
-          types: ['node'],
+          types: ['node', 'jest'],
           paths: {
             '@babelqueue/nestjs-pulsar': ['./dist/index.d.ts'],
             '@babelqueue/nestjs-pulsar/*': ['./dist/*/index.d.ts'],

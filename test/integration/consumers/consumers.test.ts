@@ -1,19 +1,22 @@
-// The packed package in the two kinds of consumer project, each installed once in a cache folder outside the
-// clone and run as its users run it, against the real broker:
-// - CommonJS: a default Nest 11 CLI-style project (TypeScript `module: commonjs`, Jest 29 + ts-jest), which
-//   `require`s the package (dist/cjs);
-// - ESM: a Nest 12 project (`"type": "module"`, `module: nodenext`, tsc + the node test runner), which
+// The packed package in the kinds of consumer project, each installed once in a cache folder outside the clone
+// and run as its users run it:
+// - CommonJS + Jest: the Nest 11 CLI's default project (its package.json with the `jest` block, tsconfig,
+//   tsconfig.build.json and test/jest-e2e.json, as generated), which `require`s the package (dist/cjs);
+// - ESM + Vitest: the Nest 12 CLI's default project (`"type": "module"`, nodenext, its vitest configs), which
 //   `import`s it (dist/esm);
-// - ESM + Vitest: the Nest 12 CLI's default project (its package.json, tsconfig and vitest configs).
-// Each has the README's quick start (its app.module/orders.controller/orders.service, verbatim) and an e2e test
-// that publishes with BabelPulsarClient and waits for the @BabelHandler to handle the message; the Nest 11 and the
-// Vitest projects also run the README's testing-kit test with no broker at their service URL.
+// - ESM + node --test: a Nest 12 project compiled with tsc and run by Node's own test runner.
+// Each gets the README's quick start verbatim (src/app.module.ts, src/bootstrap.ts, src/main.ts) and runs an e2e
+// test that publishes with BabelPulsarClient and waits for the @BabelHandler against the real broker. The two CLI
+// projects also run the README's testing-kit test as src/orders.spec.ts with their default `npm test`
+// configuration and no broker at the service URL (verbatim under Vitest; under Jest with the one import line the
+// README says to change), build with their tsconfig.build.json, and start `node dist/main.js` until it is up.
 import { jest } from '@jest/globals';
 import { createHash } from 'node:crypto';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { readmeFormOf } from '../../../scripts/lib/readme-snippets.mjs';
 import { onNative, serviceUrl, uniqueTopic } from '../../support/broker.js';
@@ -24,7 +27,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
 const cacheRoot = process.env.BABELQUEUE_PULSAR_CACHE ?? path.join(os.homedir(), '.cache', 'babelqueue-nestjs-pulsar');
 const snippetsDir = path.join(root, 'test/integration/module/readme-snippets');
-const QUICK_START = ['app.module.ts', 'orders.controller.ts', 'orders.service.ts'];
+const QUICK_START = ['app.module.ts', 'bootstrap.ts', 'main.ts'];
 
 /** Runs a command; returns its stdout and stderr (Jest reports on stderr), or throws with them on failure. */
 function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): string {
@@ -35,11 +38,42 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
     env: { ...process.env, ...env },
     timeout: 300_000,
   });
-  const output = `${result.stdout ?? ''}\n${result.stderr ?? ''}`;
+  // Without colours: Vitest colours its summary even with FORCE_COLOR=0.
+  const output = stripVTControlCharacters(`${result.stdout ?? ''}\n${result.stderr ?? ''}`);
   if (result.status !== 0) {
     throw new Error(`${command} ${args.join(' ')} failed in ${cwd} (${result.status ?? result.signal}):\n${output}`);
   }
   return output;
+}
+
+/**
+ * Starts a long-running process (an app's main), waits until its output matches `ready`, then stops it with
+ * SIGTERM and waits for it to end; returns its output. Rejects when it ends first or is not ready in time.
+ */
+function runUntilReady(args: string[], cwd: string, env: NodeJS.ProcessEnv, ready: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd, env: { ...process.env, ...env }, stdio: 'pipe' });
+    let output = '';
+    let up = false;
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${args.join(' ')} was not up within 60 s:\n${output}`));
+    }, 60_000);
+    const watch = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (!up && ready.test(output)) {
+        up = true;
+        child.kill('SIGTERM');
+      }
+    };
+    child.stdout.on('data', watch);
+    child.stderr.on('data', watch);
+    child.on('exit', () => {
+      clearTimeout(timer);
+      if (up) resolve(output);
+      else reject(new Error(`${args.join(' ')} ended before it was up:\n${output}`));
+    });
+  });
 }
 
 /** Builds the package into a staging folder and `npm pack`s it there; returns the tarball. */
@@ -69,6 +103,9 @@ function project(kind: string, manifest: object, files: Record<string, string>, 
     fs.writeFileSync(installed, '');
   }
   for (const sub of ['src', 'test', 'dist']) fs.rmSync(path.join(dir, sub), { recursive: true, force: true });
+  // An incremental build's record of a previous run would make tsc skip emitting into the fresh dist.
+  for (const file of fs.readdirSync(dir).filter((name) => name.endsWith('.tsbuildinfo')))
+    fs.rmSync(path.join(dir, file), { force: true });
   for (const [file, text] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
     fs.writeFileSync(path.join(dir, file), text);
@@ -91,15 +128,13 @@ const quickStart = (): Record<string, string> =>
     QUICK_START.map((file) => [`src/${file}`, readmeFormOf(fs.readFileSync(path.join(snippetsDir, file), 'utf8'))]),
   );
 
-/** The e2e test both projects run; `ext` is how the project imports its own files ('' or '.js'). */
+/** The e2e test every project runs; `ext` is how the project imports its own files ('' or '.js'). */
 const e2eSpec = (ext: string, framework: string) => `${framework}
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { BabelPulsarServer } from '@babelqueue/nestjs-pulsar';
-import { AppModule } from '../src/app.module${ext}';
-import { InvoicesService } from '../src/orders.controller${ext}';
-import { OrdersService } from '../src/orders.service${ext}';
+import { AppModule, InvoicesService, OrdersService } from '../src/app.module${ext}';
 
 describe('orders (e2e, real broker)', () => {
   it('handles the order it publishes', async () => {
@@ -123,15 +158,19 @@ describe('orders (e2e, real broker)', () => {
 });
 `;
 
-/** The README's testing-kit test, in a project's own import style; it needs no broker. */
-const kitSpec = (ext: string, framework: string): string =>
-  framework +
-  readmeFormOf(fs.readFileSync(path.join(snippetsDir, 'orders.kit.test.ts'), 'utf8'))
-    .replace("import { describe, expect, it } from '@jest/globals';\n", '')
-    .replace("from './app.module.js'", `from '../src/app.module${ext}'`)
-    .replace("from './orders.controller.js'", `from '../src/orders.controller${ext}'`)
-    .replace("describe('OrdersController'", "describe('orders (testing kit, no broker)'")
-    .replace(/\n\s*\} finally \{/, "\n      console.log('KIT PASSED');\n    } finally {");
+/** The README's testing-kit test, as the README shows it. */
+const kitSpec = (): string => readmeFormOf(fs.readFileSync(path.join(snippetsDir, 'orders.kit.test.ts'), 'utf8'));
+
+/** The one change the README asks for in a Nest 11 (Jest) project: its own file imported without `.js`. */
+function kitSpecForJest(): string {
+  const spec = kitSpec();
+  const changed = spec.replace("from './app.module.js';", "from './app.module';");
+  expect(changed).not.toBe(spec);
+  return changed;
+}
+
+/** `node dist/main.js` logs this once the hybrid app of the quick start listens. */
+const APP_UP = /Nest application successfully started/;
 
 /** No broker listens here: a kit test that reached for one would fail. */
 const NO_BROKER = { PULSAR_URL: 'pulsar://127.0.0.1:9', ORDERS_TOPIC: 'orders', FORCE_COLOR: '0' };
@@ -140,16 +179,33 @@ const NEST_11 = {
   '@nestjs/common': '11.1.6',
   '@nestjs/core': '11.1.6',
   '@nestjs/microservices': '11.1.6',
+  '@nestjs/platform-express': '11.1.6',
   '@nestjs/testing': '11.1.6',
 };
 const NEST_12 = {
   '@nestjs/common': '12.1.1',
   '@nestjs/core': '12.1.1',
   '@nestjs/microservices': '12.1.1',
+  '@nestjs/platform-express': '12.1.1',
   '@nestjs/testing': '12.1.1',
 };
 const COMMON = { 'reflect-metadata': '0.2.2', rxjs: '7.8.2', ws: '8.18.3', ajv: '8.20.0' };
 const TS = { typescript: '5.9.3', '@types/node': '20.19.43' };
+
+/** The Nest 11 and Nest 12 CLIs' tsconfig.build.json (what `nest build` compiles: src, no spec files). */
+const tsconfigBuild = (rootDir: boolean) =>
+  JSON.stringify({
+    extends: './tsconfig.json',
+    ...(rootDir && { compilerOptions: { rootDir: './src' }, include: ['src'] }),
+    exclude: ['node_modules', 'test', 'dist', '**/*spec.ts'],
+  });
+
+/** The README's quick start built as `nest build` builds it, started as `node dist/main.js`, then stopped. */
+async function buildAndStart(dir: string, env: NodeJS.ProcessEnv): Promise<void> {
+  run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], dir);
+  const output = await runUntilReady(['dist/main.js'], dir, { ...env, PORT: '0' }, APP_UP);
+  expect(output).not.toMatch(/Cannot find module|ERR_MODULE_NOT_FOUND/);
+}
 
 describe('consumer projects (packed package)', () => {
   let tarball: string;
@@ -164,22 +220,38 @@ describe('consumer projects (packed package)', () => {
     if (tarball) fs.rmSync(path.dirname(tarball), { recursive: true, force: true });
   });
 
-  it('CommonJS: a default Nest 11 project (module commonjs, Jest + ts-jest) requires it and handles a message', () => {
+  it('CommonJS + Jest: the Nest 11 CLI default project runs the quick start, its kit test and an e2e test', async () => {
+    // The Nest 11 CLI's ts template (@nestjs/schematics 11.1): its test tooling and Jest configuration, as generated.
     const manifest = {
       name: 'consumer-cjs',
       private: true,
+      scripts: { test: 'jest', 'test:e2e': 'jest --config ./test/jest-e2e.json' },
       dependencies: { ...NEST_11, ...COMMON },
-      devDependencies: { ...TS, jest: '29.7.0', 'ts-jest': '29.4.15', '@types/jest': '29.5.14' },
+      devDependencies: { ...TS, jest: '30.5.2', 'ts-jest': '29.4.15', '@types/jest': '30.0.0' },
+      jest: {
+        moduleFileExtensions: ['js', 'json', 'ts'],
+        rootDir: 'src',
+        testRegex: '.*\\.spec\\.ts$',
+        transform: { '^.+\\.(t|j)s$': 'ts-jest' },
+        collectCoverageFrom: ['**/*.(t|j)s'],
+        coverageDirectory: '../coverage',
+        testEnvironment: 'node',
+      },
     };
     const dir = project(
       'cjs-nest11',
       manifest,
       {
         ...quickStart(),
-        // The Nest 11 CLI's tsconfig (module commonjs).
+        'src/orders.spec.ts': kitSpecForJest(),
+        // The Nest 11 CLI's tsconfig (no "type" in package.json: nodenext emits CommonJS).
         'tsconfig.json': JSON.stringify({
           compilerOptions: {
-            module: 'commonjs',
+            module: 'nodenext',
+            moduleResolution: 'nodenext',
+            resolvePackageJsonExports: true,
+            esModuleInterop: true,
+            isolatedModules: true,
             declaration: true,
             removeComments: true,
             emitDecoratorMetadata: true,
@@ -189,26 +261,28 @@ describe('consumer projects (packed package)', () => {
             sourceMap: true,
             outDir: './dist',
             baseUrl: './',
+            incremental: true,
             skipLibCheck: true,
             strictNullChecks: true,
             forceConsistentCasingInFileNames: true,
             noImplicitAny: false,
+            strictBindCallApply: false,
+            noFallthroughCasesInSwitch: false,
           },
         }),
-        // The Nest 11 CLI's test/jest-e2e.json, plus the README's moduleNameMapper for `./x.js` imports.
+        'tsconfig.build.json': tsconfigBuild(false),
+        // The Nest 11 CLI's test/jest-e2e.json, as generated (no moduleNameMapper).
         'test/jest-e2e.json': JSON.stringify({
           moduleFileExtensions: ['js', 'json', 'ts'],
           rootDir: '.',
           testEnvironment: 'node',
           testRegex: '.e2e-spec.ts$',
           transform: { '^.+\\.(t|j)s$': 'ts-jest' },
-          moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
         }),
         'test/orders.e2e-spec.ts': e2eSpec(
           '',
           "const require_or_import = () => require.resolve('@babelqueue/nestjs-pulsar');",
         ),
-        'test/orders.kit.e2e-spec.ts': kitSpec('', ''),
       },
       tarball,
     );
@@ -223,11 +297,12 @@ describe('consumer projects (packed package)', () => {
       const { sourcesContent } = JSON.parse(fs.readFileSync(map, 'utf8')) as { sourcesContent?: string[] };
       expect(sourcesContent?.[0]).toContain('export class BabelPulsarClient');
     }
-    const jestE2e = ['node_modules/jest/bin/jest.js', '--config', './test/jest-e2e.json', '--verbose=false'];
-    const kit = run(process.execPath, [...jestE2e, 'orders.kit'], dir, NO_BROKER);
-    expect(kit).toMatch(/KIT PASSED/);
-    const output = run(process.execPath, [...jestE2e, 'orders.e2e'], dir, env);
+    const jestBin = 'node_modules/jest/bin/jest.js';
+    // `npm test`: the package.json configuration, src/**/*.spec.ts, no broker.
+    expect(run(process.execPath, [jestBin], dir, NO_BROKER)).toMatch(/Tests:\s+1 passed, 1 total/);
+    const output = run(process.execPath, [jestBin, '--config', './test/jest-e2e.json'], dir, env);
     expect(output).toMatch(/HANDLED [0-9a-f-]{36} .*dist\/cjs\/index\.js/);
+    await buildAndStart(dir, env);
   });
 
   it('ESM: a Nest 12 project ("type": "module", module nodenext) imports it and handles a message', () => {
@@ -271,12 +346,13 @@ describe('consumer projects (packed package)', () => {
     expect(output).toMatch(/HANDLED [0-9a-f-]{36} .*dist\/esm\/index\.js/);
   });
 
-  it('ESM + Vitest: the Nest 12 CLI default project runs the kit test without a broker and the e2e test with one', () => {
+  it('ESM + Vitest: the Nest 12 CLI default project runs the quick start, the kit test verbatim and an e2e test', async () => {
     // The Nest 12 CLI's ts-esm template: its test dependencies and configuration, as generated.
     const manifest = {
       name: 'consumer-vitest',
       private: true,
       type: 'module',
+      scripts: { test: 'vitest run', 'test:e2e': 'vitest run --config ./vitest.config.e2e.ts' },
       dependencies: { ...NEST_12, ...COMMON },
       devDependencies: {
         '@types/node': '^24.0.0',
@@ -285,11 +361,23 @@ describe('consumer projects (packed package)', () => {
         vitest: '^4.1.2',
       },
     };
+    const vitestConfig = (include: string) =>
+      [
+        "import { defineConfig } from 'vitest/config';",
+        "import tsconfigPaths from 'vite-tsconfig-paths';",
+        '',
+        'export default defineConfig({',
+        '  plugins: [tsconfigPaths()],',
+        `  test: { globals: true, root: './', include: ['${include}'] },`,
+        '});',
+        '',
+      ].join('\n');
     const dir = project(
       'vitest-nest12',
       manifest,
       {
         ...quickStart(),
+        'src/orders.spec.ts': kitSpec(),
         'tsconfig.json': JSON.stringify({
           compilerOptions: {
             module: 'nodenext',
@@ -313,25 +401,20 @@ describe('consumer projects (packed package)', () => {
             types: ['vitest/globals', 'node'],
           },
         }),
-        'vitest.config.e2e.ts': [
-          "import { defineConfig } from 'vitest/config';",
-          "import tsconfigPaths from 'vite-tsconfig-paths';",
-          '',
-          'export default defineConfig({',
-          '  plugins: [tsconfigPaths()],',
-          "  test: { globals: true, root: './', include: ['**/*.e2e-spec.ts'] },",
-          '});',
-          '',
-        ].join('\n'),
-        'test/orders.kit.e2e-spec.ts': kitSpec('.js', ''),
+        'tsconfig.build.json': tsconfigBuild(true),
+        'vitest.config.ts': vitestConfig('**/*.spec.ts'),
+        'vitest.config.e2e.ts': vitestConfig('**/*.e2e-spec.ts'),
         'test/orders.e2e-spec.ts': e2eSpec('.js', "const require_or_import = () => 'esm';"),
       },
       tarball,
     );
-    const vitest = ['node_modules/vitest/vitest.mjs', 'run', '--config', './vitest.config.e2e.ts'];
-    const kit = run(process.execPath, [...vitest, 'orders.kit'], dir, NO_BROKER);
-    expect(kit).toMatch(/KIT PASSED/);
-    const output = run(process.execPath, [...vitest, 'test/orders.e2e-spec'], dir, env);
+    const vitest = 'node_modules/vitest/vitest.mjs';
+    // `npm test`: vitest.config.ts, **/*.spec.ts, no broker.
+    expect(run(process.execPath, [vitest, 'run'], dir, NO_BROKER)).toMatch(/Tests\s+1 passed \(1\)/);
+    const output = run(process.execPath, [vitest, 'run', '--config', './vitest.config.e2e.ts'], dir, env);
     expect(output).toMatch(/HANDLED [0-9a-f-]{36} esm/);
+    // The whole project type-checks as the editor sees it (the spec's `.js` import included).
+    run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--noEmit'], dir);
+    await buildAndStart(dir, env);
   });
 });

@@ -1,6 +1,7 @@
 // brokerAtStart: 'optional' against a real address: nothing answers on it at start (a TCP proxy in front of the
 // shared broker, refusing connections), the app boots with health down and publish fails within its time-out;
-// when the proxy starts forwarding, the consumers subscribe and messages flow. The shared broker is never stopped.
+// when the proxy starts forwarding, the consumers subscribe, the publisher's producer connects (one line each way
+// for each) and messages flow. The shared broker is never stopped.
 import 'reflect-metadata';
 import { jest } from '@jest/globals';
 import { Controller } from '@nestjs/common';
@@ -30,7 +31,7 @@ class PingController {
 }
 
 describe("brokerAtStart: 'optional' (real broker coming up late)", () => {
-  it('boots with health down, publish fails within publishTimeoutMs, and consumes once the broker answers', async () => {
+  it('boots with health down, publish fails within publishTimeoutMs, and consumes and publishes once the broker answers', async () => {
     const target = new URL(onNative() ? nativeServiceUrl() : webUrl());
     const proxy = new TcpProxy(target.hostname, Number(target.port));
     await proxy.start();
@@ -39,6 +40,7 @@ describe("brokerAtStart: 'optional' (real broker coming up late)", () => {
     const lines: string[] = [];
     const logger = { log: (m: string) => lines.push(m), warn: (m: string) => lines.push(m), error: () => {} };
     const topic = uniqueTopic('late');
+    const fullName = `persistent://public/default/${topic}`;
     const moduleRef = await Test.createTestingModule({
       imports: [
         BabelQueueModule.forRoot({
@@ -60,7 +62,11 @@ describe("brokerAtStart: 'optional' (real broker coming up late)", () => {
       await app.listen();
       const health = moduleRef.get(BabelQueueHealthIndicator);
       expect(health.isHealthy().babelqueue.status).toBe('down');
-      expect(lines.filter((line) => line.includes('did not answer at start'))).toHaveLength(1);
+      const waiting = () => lines.filter((line) => line.includes('did not answer at start'));
+      expect(waiting().filter((line) => line.includes('without consuming'))).toHaveLength(1);
+      // The publisher's first attempt ends within the client's own time-outs, in the background.
+      await waitFor('the publisher to report', () => waiting().length === 2, 30_000);
+      expect(waiting().filter((line) => line.includes(`publishing to ${fullName} fails`))).toHaveLength(1);
 
       const publisher = moduleRef.get(BabelPulsarClient);
       const failed = await publisher.publish('urn:babel:late:ping', { n: 0 }).catch((error: unknown) => error);
@@ -69,15 +75,18 @@ describe("brokerAtStart: 'optional' (real broker coming up late)", () => {
       if (failed instanceof PublishError) expect(failed.topic).toBe(topic);
 
       proxy.resume();
+      const answered = () => lines.filter((line) => line.includes('the broker answered'));
+      await waitFor('the consumers to subscribe', () => answered().some((line) => line.includes('consuming')), 60_000);
       await waitFor(
-        'the consumers to subscribe',
-        () => lines.some((line) => line.includes('the broker answered')),
+        'the publisher to connect',
+        () => answered().some((line) => line.endsWith(`publishing to ${fullName}`)),
         60_000,
       );
       await waitFor('health to come up', () => health.isHealthy().babelqueue.status === 'up', 30_000);
       await publisher.publish('urn:babel:late:ping', { n: 1 });
       await waitFor('the ping', () => received.includes(1), 30_000);
-      expect(lines.filter((line) => line.includes('the broker answered'))).toHaveLength(1);
+      expect(answered()).toHaveLength(2);
+      expect(waiting()).toHaveLength(2);
     } finally {
       await app.close();
       await proxy.stop();

@@ -26,8 +26,7 @@ type Snippets = {
   topology: typeof import('./readme-snippets/topology.module.js');
   redrive: typeof import('./readme-snippets/redrive.js');
   idempotency: typeof import('./readme-snippets/idempotency.module.js');
-  controller: typeof import('./readme-snippets/orders.controller.js');
-  service: typeof import('./readme-snippets/orders.service.js');
+  quickStart: typeof import('./readme-snippets/app.module.js');
   asyncModule: typeof import('./readme-snippets/app-async.module.js');
 };
 
@@ -52,8 +51,7 @@ describe('README snippets (live broker)', () => {
       topology: await import('./readme-snippets/topology.module.js'),
       redrive: await import('./readme-snippets/redrive.js'),
       idempotency: await import('./readme-snippets/idempotency.module.js'),
-      controller: await import('./readme-snippets/orders.controller.js'),
-      service: await import('./readme-snippets/orders.service.js'),
+      quickStart: await import('./readme-snippets/app.module.js'),
       asyncModule: await import('./readme-snippets/app-async.module.js'),
     };
   });
@@ -82,8 +80,8 @@ describe('README snippets (live broker)', () => {
   it('forRoot + standalone microservice: publishing and consuming as shown', async () => {
     const observer = await rawSubscribe(raw, topic);
     app = await snippets.main.bootstrapMicroservice();
-    const orders = app.get(snippets.service.OrdersService);
-    const invoices = app.get(snippets.controller.InvoicesService);
+    const orders = app.get(snippets.quickStart.OrdersService);
+    const invoices = app.get(snippets.quickStart.InvoicesService);
 
     const id = await orders.placeOrder({ id: 1, total: 25 }, 'trace-from-readme');
     await waitFor('the invoice', () => invoices.invoiced.get(1) === 25);
@@ -105,8 +103,8 @@ describe('README snippets (live broker)', () => {
     const hybrid = await snippets.main.bootstrapHybrid();
     app = hybrid;
     expect(await hybrid.getUrl()).toMatch(/^http:\/\//);
-    await hybrid.get(snippets.service.OrdersService).placeOrder({ id: 2, total: 40 });
-    const invoices = hybrid.get(snippets.controller.InvoicesService);
+    await hybrid.get(snippets.quickStart.OrdersService).placeOrder({ id: 2, total: 40 });
+    const invoices = hybrid.get(snippets.quickStart.InvoicesService);
     await waitFor('the invoice', () => invoices.invoiced.get(2) === 40);
   });
 
@@ -120,7 +118,7 @@ describe('README snippets (live broker)', () => {
       });
       await app.listen();
       const dlq = await rawSubscribe(raw, `${topic}.dlq`);
-      const id = await app.get(snippets.service.OrdersService).placeOrder({ id: 3, total: -1 });
+      const id = await app.get(snippets.quickStart.OrdersService).placeOrder({ id: 3, total: -1 });
       const alerts = app.get(AlertsService);
       await waitFor('the dead-letter alert', () => alerts.sent.length > 0);
       expect(alerts.sent).toEqual(['a message was dead-lettered (failed)']);

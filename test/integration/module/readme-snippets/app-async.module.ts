@@ -3,8 +3,7 @@
 import { Injectable, Logger, Module } from '@nestjs/common';
 import { BabelQueueModule, type BabelQueueHooks, type DeadLetterWrite } from '../../../../lib/index.js';
 import { ConfigModule, ConfigService } from './config.js';
-import { InvoicesService, OrdersController } from './orders.controller.js';
-import { OrdersService } from './orders.service.js';
+import { InvoicesService, OrdersController, OrdersService } from './app.module.js';
 
 @Injectable()
 export class AlertsService {

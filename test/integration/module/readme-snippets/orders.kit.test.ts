@@ -1,10 +1,9 @@
-// README snippet: testing with the kit (no broker). Under Vitest, import describe/it/expect from 'vitest'.
-import { describe, expect, it } from '@jest/globals';
+// README snippet: testing with the kit (no broker), beside app.module.ts.
+// (The README imports from the package; describe/it/expect are the globals of Jest and of Nest 12's Vitest.)
 import { Test } from '@nestjs/testing';
 import { BabelPulsarClient, BabelPulsarServer } from '../../../../lib/index.js';
 import { BabelQueueTestHarness, InMemoryPulsar, useInMemoryPulsar } from '../../../../lib/testing/index.js';
-import { AppModule } from './app.module.js';
-import { InvoicesService } from './orders.controller.js';
+import { AppModule, InvoicesService } from './app.module.js'; // Nest 11 + Jest (CommonJS): './app.module'
 
 describe('OrdersController', () => {
   it('invoices a created order, and dead-letters one that keeps failing', async () => {
