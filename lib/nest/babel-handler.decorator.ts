@@ -2,6 +2,7 @@ import { UseFilters, type Type } from '@nestjs/common';
 import { EventPattern } from '@nestjs/microservices';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from './constants.js';
 import { checkRetryPolicy, type RetryPolicy } from '../consumer/index.js';
+import { checkBatchOptions, type BatchOptions, type ResolvedBatchOptions } from '../consumer/batch-collector.js';
 import { BabelFailureRelay } from './failure-relay.js';
 import { Idempotent } from '../idempotency/idempotent.interceptor.js';
 import type { IdempotencyOptions } from '../idempotency/store.js';
@@ -34,6 +35,11 @@ export interface BabelHandlerOptions {
    * violation; `x-gdpr-sensitive` fields are decrypted first. Default: the contract's schema, if any.
    */
   schema?: PayloadSchema;
+  /**
+   * Handle messages in batches (docs/pulsar-features.md#batch-handlers): the method receives an array of payloads
+   * and a BabelBatchContext; each message is still settled on its own.
+   */
+  batch?: BatchOptions;
 }
 
 /** What @BabelHandler stores in the handler's extras, so the server can name both sides of a clash. */
@@ -49,6 +55,7 @@ export interface BabelHandlerExtras {
   subscription?: string;
   connection?: string;
   schema?: PayloadSchema;
+  batch?: ResolvedBatchOptions;
 }
 
 const HANDLER_OPTION_KEYS = [
@@ -61,6 +68,7 @@ const HANDLER_OPTION_KEYS = [
   'subscription',
   'connection',
   'schema',
+  'batch',
 ] as const satisfies ReadonlyArray<keyof BabelHandlerOptions>;
 
 function optionalName(value: unknown, option: string, example: string): string | undefined {
@@ -99,6 +107,10 @@ export type TypedHandlerDecorator<T> = <M extends (data: T, ...rest: never[]) =>
 export function BabelHandler(urn: string, options?: BabelHandlerOptions): MethodDecorator;
 export function BabelHandler<T extends object>(
   contract: UrnContract<T>,
+  options: BabelHandlerOptions & { batch: BatchOptions },
+): TypedHandlerDecorator<T[]>;
+export function BabelHandler<T extends object>(
+  contract: UrnContract<T>,
   options?: BabelHandlerOptions,
 ): TypedHandlerDecorator<T>;
 export function BabelHandler(
@@ -131,6 +143,12 @@ export function BabelHandler(
   const topic = optionalTopic(options.topic);
   const subscription = optionalName(options.subscription, 'subscription', '"billing"');
   const connection = optionalName(options.connection, 'connection', '"payments"');
+  const batch = checkBatchOptions(options.batch, '@BabelHandler batch');
+  if (batch && options.idempotency)
+    throw new TypeError(
+      '@BabelHandler batch cannot be combined with idempotency (its interceptor sees one message): use the ' +
+        "module's idempotency option, which skips each already handled message before it joins a batch",
+    );
   const idempotent = options.idempotency ? Idempotent(options.idempotency) : undefined;
   const given = options.schema ?? (isUrnContract(urnOrContract) ? urnOrContract.schema : undefined);
   const schema = given === undefined ? undefined : checkPayloadSchema(given, `@BabelHandler('${pattern}') schema`);
@@ -149,6 +167,7 @@ export function BabelHandler(
         ...(subscription !== undefined && { subscription }),
         ...(connection !== undefined && { connection }),
         ...(schema !== undefined && { schema }),
+        ...(batch !== undefined && { batch }),
       } satisfies BabelHandlerExtras,
     };
     const register = EventPattern<string>(pattern, BABEL_TRANSPORT, extras) as MethodDecorator;

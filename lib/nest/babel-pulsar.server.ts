@@ -8,7 +8,7 @@ import type { Envelope } from '../envelope/index.js';
 import type { PulsarClientLike, PulsarConsumerConfig, PulsarMessage, PulsarProducer } from '../pulsar/client-types.js';
 import { canPush, PushFeed } from '../consumer/push-feed.js';
 import { toLibraryClient } from '../pulsar/native/adapter.js';
-import { contextFor } from './babel.context.js';
+import { contextFor, type BabelContext } from './babel.context.js';
 import { runOnce } from '../idempotency/run-once.js';
 import { ConnectionWatch } from './connection-watch.js';
 import { HandlerRoutes, type Binding, type Route } from './handler-routes.js';
@@ -39,6 +39,8 @@ import {
   type ResolvedServerOptions,
 } from './server-options.js';
 import { keepDeadLetters } from '../redrive/keep-dead-letters.js';
+import { BatchDispatch } from './batch-dispatch.js';
+import type { BabelBatchContext } from './babel-batch.context.js';
 
 /** `stalled`: connected, but some handler passed its time-out and still runs (see describe()). */
 export type BabelServerStatus = 'connected' | 'disconnected' | 'reconnecting' | 'stalled' | 'closed';
@@ -81,6 +83,17 @@ const fullTopic = (topic: string): string => {
   }
 };
 
+/** A topic with batch handlers takes in at least a full batch at once, or no batch would ever fill. */
+function batchConcurrency(concurrency: number, routes: ReadonlyMap<string, Route>): number {
+  return Math.max(concurrency, ...[...routes.values()].map((route) => route.batch?.maxMessages ?? 0));
+}
+
+/** A batch member's time-out also covers the wait for its batch to fill. */
+function batchTimeoutMs(route: Route | undefined, serverTimeoutMs: number): number {
+  const timeoutMs = route?.timeoutMs ?? serverTimeoutMs;
+  return route?.batch && timeoutMs > 0 ? timeoutMs + route.batch.maxWaitMs : timeoutMs;
+}
+
 /**
  * A NestJS CustomTransportStrategy that consumes Pulsar topics and routes each message to the
  * @BabelHandler method of its URN, settling it as the BabelQueue reference transport does.
@@ -112,6 +125,8 @@ export class BabelPulsarServer
   private metrics: ConsumerMetrics | undefined;
   /** Retries the subscriptions while the broker did not answer at start (brokerAtStart: 'optional'). */
   private brokerWait: BrokerWait | null = null;
+  /** The batches of the batch handlers (docs/pulsar-features.md#batch-handlers). */
+  private readonly batches = new BatchDispatch((route, payloads, context) => this.callBatch(route, payloads, context));
 
   constructor(private readonly options: BabelPulsarServerOptions) {
     super();
@@ -177,7 +192,8 @@ export class BabelPulsarServer
     if (babelExtras?.connection !== this.options.name) return;
     if (!babelExtras) this.warnForeignPattern(urn, isEventHandler);
     const name = babelExtras?.handler ?? 'an unnamed handler';
-    const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, owner, method, schema } = babelExtras ?? {};
+    const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, owner, method, schema, batch } =
+      babelExtras ?? {};
     if (retryPolicy)
       checkDelayable(this.options.retry === 'nack', this.settings.subscriptionType, `${name} retryPolicy`);
     if (topic !== undefined && isProducer(this.options.retry)) {
@@ -195,6 +211,7 @@ export class BabelPulsarServer
         ...(timeoutMs !== undefined && { timeoutMs }),
         ...(schema !== undefined && { schema }),
         ...(extras[BABEL_OWN_IDEMPOTENCY] === true && { ownIdempotency: true }),
+        ...(batch !== undefined && { batch }),
         ...((maxAttempts !== undefined || retryPolicy !== undefined) && {
           policy: {
             ...(maxAttempts !== undefined && { maxAttempts }),
@@ -381,10 +398,10 @@ export class BabelPulsarServer
         },
         handlerPolicy: (urn) => routes.get(urn)?.policy,
         isRetriable: isRetriableNestFailure,
-        concurrency: this.settings.concurrency,
+        concurrency: batchConcurrency(this.settings.concurrency, routes),
         receiveTimeoutMs: this.settings.receiveTimeoutMs,
         hasHandler: (urn) => routes.has(urn) || this.routes.handledBySibling(binding, urn, all),
-        handlerTimeoutMs: (urn) => routes.get(urn)?.timeoutMs ?? this.settings.handlerTimeoutMs,
+        handlerTimeoutMs: (urn) => batchTimeoutMs(routes.get(urn), this.settings.handlerTimeoutMs),
         logStackTraces: this.settings.logStackTraces,
         // A URN only a sibling subscription of this topic handles is that subscription's work: acknowledged here.
         dispatch: async (urn, envelope, message) => {
@@ -441,25 +458,23 @@ export class BabelPulsarServer
   }
 
   private async dispatch(
-    { handler, declaredAt, direct, schema, ownIdempotency }: Route,
+    original: Route,
     urn: string,
     envelope: Envelope,
     message: PulsarMessage,
     topic: string,
   ): Promise<void> {
+    const { declaredAt, schema, ownIdempotency, batch } = original;
     const context = contextFor([envelope, message, topic, urn], declaredAt);
     const run = async (): Promise<void> => {
+      let payload: unknown;
       try {
-        const payload = handlerPayload(urn, envelope.data, schema, this.options.cipher);
-        const result: unknown = direct
-          ? await BabelPulsarServer.callDirectly(direct, payload, context)
-          : await handler(payload, context);
-        // Nest hands a failure to the exception filters, whose verdict is an Observable: an error (the failure
-        // relay's, or a user filter's) or a completion (a user filter took the failure as handled).
-        if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
+        payload = handlerPayload(urn, envelope.data, schema, this.options.cipher);
       } catch (reported) {
         throw declaredAt ? failureOf(reported) : unrelayedFailureOf(reported);
       }
+      if (batch) return this.batches.add(original, { payload, context });
+      return BabelPulsarServer.invoke(original, payload, context);
     };
     // A handler with a store of its own (@Idempotent) is governed by that store alone.
     const idempotency = ownIdempotency ? undefined : this.options.idempotency;
@@ -484,6 +499,29 @@ export class BabelPulsarServer
             work,
           );
     return this.metrics ? this.metrics.around(topic, urn, traced) : traced();
+  }
+
+  /** Calls a handler (directly or through Nest's pipeline); rejects with the failure the settlement classifies. */
+  private static async invoke(
+    { handler, declaredAt, direct }: Route,
+    payload: unknown,
+    context: BabelContext | BabelBatchContext,
+  ): Promise<void> {
+    try {
+      const result: unknown = direct
+        ? await BabelPulsarServer.callDirectly(direct, payload, context)
+        : await handler(payload, context);
+      // Nest hands a failure to the exception filters, whose verdict is an Observable: an error (the failure
+      // relay's, or a user filter's) or a completion (a user filter took the failure as handled).
+      if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
+    } catch (reported) {
+      throw declaredAt ? failureOf(reported) : unrelayedFailureOf(reported);
+    }
+  }
+
+  /** One call of a batch handler with its batch (each message is then settled from the context's report). */
+  private callBatch(route: Route, payloads: unknown[], context: BabelBatchContext): Promise<void> {
+    return BabelPulsarServer.invoke(route, payloads, context);
   }
 
   /** A pattern from @EventPattern / @MessagePattern: it runs, but without what @BabelHandler adds. */
@@ -574,6 +612,8 @@ export class BabelPulsarServer
     await this.brokerWait?.stop();
     if (this.statusTimer) clearInterval(this.statusTimer);
     this.statusTimer = null;
+    // Waiting batches are handed over at once, so their messages settle within the shutdown time-out.
+    this.batches.close();
     await this.releaseAll();
     this.setStatus('closed');
   }

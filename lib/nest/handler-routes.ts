@@ -5,6 +5,7 @@ import type { DirectCall } from './direct-call.js';
 import type { BabelFailureRelay } from './failure-relay.js';
 import { normalizeTopic } from '../pulsar/websocket/topic.js';
 import type { PayloadSchema } from '../schema/payload-schema.js';
+import type { ResolvedBatchOptions } from '../consumer/batch-collector.js';
 
 /** One handler as the server runs it. */
 export interface Route {
@@ -21,6 +22,8 @@ export interface Route {
   schema?: PayloadSchema;
   /** The handler has an idempotency store of its own: the module-wide one does not wrap it. */
   ownIdempotency?: boolean;
+  /** A batch handler: its messages are gathered and handed over together (see BatchDispatch). */
+  batch?: ResolvedBatchOptions;
 }
 
 /** A topic and subscription the server consumes, with the handlers routed within it. */
