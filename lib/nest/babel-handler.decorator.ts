@@ -7,6 +7,7 @@ import { BabelFailureRelay } from './failure-relay.js';
 import { Idempotent } from '../idempotency/idempotent.interceptor.js';
 import type { IdempotencyOptions } from '../idempotency/store.js';
 import { parseTopic } from '../pulsar/websocket/topic.js';
+import { parseTopicPattern, type TopicPattern } from '../pulsar/topic-pattern.js';
 import { checkPayloadSchema, type PayloadSchema } from '../schema/payload-schema.js';
 import { isUrnContract, type UrnContract } from '../schema/urn-contract.js';
 
@@ -40,6 +41,14 @@ export interface BabelHandlerOptions {
    * and a BabelBatchContext; each message is still settled on its own.
    */
   batch?: BatchOptions;
+  /**
+   * Consume every topic of one namespace whose name matches (docs/pulsar-features.md#topic-patterns), instead of
+   * the server's topics: `"orders-.*"` (public/default), `"tenant/ns/orders-.*"`, a full name, or a RegExp without
+   * flags. Topics created later are found by `patternDiscoveryMs`; dead-letter topics never match.
+   */
+  topicsPattern?: string | RegExp;
+  /** How often the namespace is listed for new matching topics, ms (100 to 3600000). Default 30000. */
+  patternDiscoveryMs?: number;
 }
 
 /** What @BabelHandler stores in the handler's extras, so the server can name both sides of a clash. */
@@ -56,6 +65,8 @@ export interface BabelHandlerExtras {
   connection?: string;
   schema?: PayloadSchema;
   batch?: ResolvedBatchOptions;
+  topicsPattern?: TopicPattern;
+  patternDiscoveryMs?: number;
 }
 
 const HANDLER_OPTION_KEYS = [
@@ -69,6 +80,8 @@ const HANDLER_OPTION_KEYS = [
   'connection',
   'schema',
   'batch',
+  'topicsPattern',
+  'patternDiscoveryMs',
 ] as const satisfies ReadonlyArray<keyof BabelHandlerOptions>;
 
 function optionalName(value: unknown, option: string, example: string): string | undefined {
@@ -89,6 +102,29 @@ function optionalTopic(value: unknown): string | undefined {
     });
   }
   return topic;
+}
+
+export const DEFAULT_PATTERN_DISCOVERY_MS = 30_000;
+
+function checkPatternOptions(options: BabelHandlerOptions): {
+  topicsPattern?: TopicPattern;
+  patternDiscoveryMs: number;
+} {
+  const { patternDiscoveryMs = DEFAULT_PATTERN_DISCOVERY_MS } = options;
+  if (!(Number.isInteger(patternDiscoveryMs) && patternDiscoveryMs >= 100 && patternDiscoveryMs <= 3_600_000))
+    throw new RangeError(
+      `@BabelHandler patternDiscoveryMs must be a whole number of ms from 100 to 3600000, got ${String(patternDiscoveryMs)}`,
+    );
+  if (options.topicsPattern === undefined) {
+    if (options.patternDiscoveryMs !== undefined)
+      throw new TypeError('@BabelHandler patternDiscoveryMs is only for a handler with topicsPattern');
+    return { patternDiscoveryMs };
+  }
+  if (options.topic !== undefined)
+    throw new TypeError(
+      '@BabelHandler takes topic or topicsPattern, not both: a pattern handler consumes what matches',
+    );
+  return { topicsPattern: parseTopicPattern(options.topicsPattern, '@BabelHandler topicsPattern'), patternDiscoveryMs };
 }
 
 /** A decorator that only fits a method whose first parameter accepts the contract's payload type. */
@@ -143,6 +179,7 @@ export function BabelHandler(
   const topic = optionalTopic(options.topic);
   const subscription = optionalName(options.subscription, 'subscription', '"billing"');
   const connection = optionalName(options.connection, 'connection', '"payments"');
+  const { topicsPattern, patternDiscoveryMs } = checkPatternOptions(options);
   const batch = checkBatchOptions(options.batch, '@BabelHandler batch');
   if (batch && options.idempotency)
     throw new TypeError(
@@ -168,6 +205,7 @@ export function BabelHandler(
         ...(connection !== undefined && { connection }),
         ...(schema !== undefined && { schema }),
         ...(batch !== undefined && { batch }),
+        ...(topicsPattern !== undefined && { topicsPattern, patternDiscoveryMs }),
       } satisfies BabelHandlerExtras,
     };
     const register = EventPattern<string>(pattern, BABEL_TRANSPORT, extras) as MethodDecorator;

@@ -12,7 +12,7 @@ import { contextFor, type BabelContext } from './babel.context.js';
 import { runOnce } from '../idempotency/run-once.js';
 import { ConnectionWatch } from './connection-watch.js';
 import { HandlerRoutes, type Binding, type Route } from './handler-routes.js';
-import type { BabelHandlerExtras } from './babel-handler.decorator.js';
+import { DEFAULT_PATTERN_DISCOVERY_MS, type BabelHandlerExtras } from './babel-handler.decorator.js';
 import { BABEL_HANDLER_EXTRAS, BABEL_OWN_IDEMPOTENCY, BABEL_TRANSPORT } from './constants.js';
 import { handlerPayload } from '../schema/message-payload.js';
 import { failureOf, unrelayedFailureOf } from './failure-classify.js';
@@ -40,6 +40,8 @@ import {
 } from './server-options.js';
 import { keepDeadLetters } from '../redrive/keep-dead-letters.js';
 import { BatchDispatch } from './batch-dispatch.js';
+import { PatternWatch } from './pattern-watch.js';
+import { topicListerOf } from '../pulsar/topic-lister.js';
 import type { BabelBatchContext } from './babel-batch.context.js';
 
 /** `stalled`: connected, but some handler passed its time-out and still runs (see describe()). */
@@ -82,6 +84,16 @@ const fullTopic = (topic: string): string => {
     return topic;
   }
 };
+
+/** The start-up line of a pattern binding: what it matched and how often it looks again. */
+function patternLine(watch: PatternWatch, binding: Binding): string {
+  const topics = watch.topics;
+  return (
+    `consuming ${topics.length} topic(s) matching ${watch.pattern.label} through subscription ` +
+    `${binding.subscription}${topics.length > 0 ? ` (${topics.join(', ')})` : ''}; new matching topics are looked ` +
+    `for every ${binding.pattern!.discoveryMs} ms`
+  );
+}
 
 /** A topic with batch handlers takes in at least a full batch at once, or no batch would ever fill. */
 function batchConcurrency(concurrency: number, routes: ReadonlyMap<string, Route>): number {
@@ -126,6 +138,9 @@ export class BabelPulsarServer
   /** Retries the subscriptions while the broker did not answer at start (brokerAtStart: 'optional'). */
   private brokerWait: BrokerWait | null = null;
   /** The batches of the batch handlers (docs/pulsar-features.md#batch-handlers). */
+  /** The topic patterns' discoveries (docs/pulsar-features.md#topic-patterns), by pattern binding. */
+  private readonly patterns = new Map<Binding, PatternWatch>();
+  private consuming = false;
   private readonly batches = new BatchDispatch((route, payloads, context) => this.callBatch(route, payloads, context));
 
   constructor(private readonly options: BabelPulsarServerOptions) {
@@ -194,11 +209,12 @@ export class BabelPulsarServer
     const name = babelExtras?.handler ?? 'an unnamed handler';
     const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, owner, method, schema, batch } =
       babelExtras ?? {};
+    const { topicsPattern, patternDiscoveryMs } = babelExtras ?? {};
     if (retryPolicy)
       checkDelayable(this.options.retry === 'nack', this.settings.subscriptionType, `${name} retryPolicy`);
-    if (topic !== undefined && isProducer(this.options.retry)) {
+    if ((topic !== undefined || topicsPattern !== undefined) && isProducer(this.options.retry)) {
       throw new TypeError(
-        `${name} names its own topic, but options.retry is a single producer: a retry goes back to its own topic; ` +
+        `${name} names its own ${topic !== undefined ? 'topic' : 'topicsPattern'}, but options.retry is a single producer: a retry goes back to its own topic; ` +
           "use retry 'republish'",
       );
     }
@@ -219,7 +235,13 @@ export class BabelPulsarServer
           },
         }),
       },
-      { ...(topic !== undefined && { topic }), ...(subscription !== undefined && { subscription }) },
+      {
+        ...(topic !== undefined && { topic }),
+        ...(subscription !== undefined && { subscription }),
+        ...(topicsPattern !== undefined && {
+          pattern: { pattern: topicsPattern, discoveryMs: patternDiscoveryMs ?? DEFAULT_PATTERN_DISCOVERY_MS },
+        }),
+      },
     );
     if (!this.messageHandlers.has(urn)) super.addHandler(pattern, callback, isEventHandler, extras);
   }
@@ -279,7 +301,10 @@ export class BabelPulsarServer
   private async subscribeAll(): Promise<void> {
     try {
       const bindings = this.routes.subscribed();
-      for (const binding of bindings) this.running.push(await this.startBinding(binding, bindings));
+      for (const binding of bindings) {
+        if (binding.pattern) await this.watchPattern(binding, bindings);
+        else this.running.push(await this.startBinding(binding, bindings));
+      }
     } catch (error) {
       this.setStatus('disconnected');
       await this.releaseAll();
@@ -311,15 +336,65 @@ export class BabelPulsarServer
 
   private startConsuming(): void {
     if (this.closing) return;
+    this.consuming = true;
     this.running.forEach(({ consumer }) => consumer.start());
-    for (const binding of this.routes.subscribed())
-      this.consumerLogger().log(subscriptionLine(fullTopic(binding.topic), binding, this.settings.subscriptionType));
+    for (const binding of this.routes.subscribed()) {
+      const watch = this.patterns.get(binding);
+      if (watch) this.consumerLogger().log(patternLine(watch, binding));
+      else
+        this.consumerLogger().log(subscriptionLine(fullTopic(binding.topic), binding, this.settings.subscriptionType));
+    }
+    for (const watch of this.patterns.values()) watch.watch();
     this.setStatus('connected');
     this.statusTimer = setInterval(() => this.pollStatus(), STATUS_POLL_MS);
     this.statusTimer.unref();
   }
 
-  private async startBinding(binding: Binding, all: readonly Binding[]): Promise<TopicResources> {
+  /**
+   * Consumes the topics a pattern matches now, each as a topic of its own, and keeps looking for new ones once
+   * consuming starts. The namespace is listed through the broker's admin API (neither client can list topics).
+   */
+  private async watchPattern(binding: Binding, all: readonly Binding[]): Promise<void> {
+    const { pattern } = binding.pattern!;
+    const list = topicListerOf(this.options.client);
+    if (!list) {
+      const names = [...binding.routes.values()].map(({ name }) => name).join(', ');
+      throw new TypeError(
+        `${names}: topicsPattern ${pattern.label} needs the broker's admin API to list the topics of ` +
+          `${pattern.tenant}/${pattern.namespace}, and this client was not created by the library: give ` +
+          'BabelQueueModule a serviceUrl, or create the client with createPulsarClient or new PulsarWebSocketClient',
+      );
+    }
+    const deadLetter = this.options.deadLetter ?? true;
+    const ownDeadLetterTopic =
+      deadLetter === true || deadLetter === false
+        ? undefined
+        : fullTopic(isProducer(deadLetter) ? deadLetter.getTopic() : deadLetter.trim());
+    const watch = new PatternWatch(binding as Binding & { pattern: NonNullable<Binding['pattern']> }, {
+      list,
+      excluded: (topic) => topic === ownDeadLetterTopic,
+      taken: (topic, subscription) =>
+        all.some(
+          (other) => !other.pattern && other.subscription === subscription && fullTopic(other.topic) === topic,
+        ) ||
+        this.running.some((other) => other.subscription === subscription && fullTopic(other.consumer.topic) === topic),
+      consume: async (found, late) => {
+        // Released with the others on close: stop() waits for a discovery under way before releasing.
+        const resources = await this.startBinding(found, all, late ? 'Earliest' : undefined);
+        this.running.push(resources);
+        if (this.consuming) resources.consumer.start();
+      },
+      logger: this.consumerLogger(),
+    });
+    await watch.start();
+    this.patterns.set(binding, watch);
+  }
+
+  private async startBinding(
+    binding: Binding,
+    all: readonly Binding[],
+    initialPosition?: 'Earliest',
+  ): Promise<TopicResources> {
     const { topic, routes } = binding;
     const owned: PulsarProducer[] = [];
     const deferred: DeferredProducer[] = [];
@@ -374,8 +449,8 @@ export class BabelPulsarServer
         topic,
         subscription: binding.subscription,
         subscriptionType: this.settings.subscriptionType,
-        ...(this.options.subscriptionInitialPosition && {
-          subscriptionInitialPosition: this.options.subscriptionInitialPosition,
+        ...((initialPosition ?? this.options.subscriptionInitialPosition) && {
+          subscriptionInitialPosition: initialPosition ?? this.options.subscriptionInitialPosition,
         }),
         ...(this.options.receiverQueueSize !== undefined && { receiverQueueSize: this.options.receiverQueueSize }),
         ...(this.options.nackRedeliverTimeoutMs !== undefined && {
@@ -619,6 +694,10 @@ export class BabelPulsarServer
   }
 
   private async releaseAll(): Promise<void> {
+    // No pattern subscribes a new topic from here on.
+    const watches = [...this.patterns.values()];
+    this.patterns.clear();
+    await Promise.all(watches.map((watch) => watch.stop()));
     const running = this.running.splice(0);
     await Promise.all(running.map(({ consumer }) => consumer.stop(this.settings.shutdownTimeoutMs)));
     // Producers close only after every in-flight settlement had its chance to write.
