@@ -1,5 +1,5 @@
 // One batch-handler scenario, played on the real broker (both clients) and on the testing kit's InMemoryPulsar.
-import { Controller } from '@nestjs/common';
+import { Controller, Injectable, UseInterceptors, type CallHandler, type NestInterceptor } from '@nestjs/common';
 import { Ctx, Payload } from '@nestjs/microservices';
 import {
   BabelBatchContext,
@@ -21,6 +21,14 @@ type Order = {
 /** Each call of a batch handler: the order numbers and attempts it received. */
 export const batches: Array<{ urn: string; orders: number[]; attempts: number[] }> = [];
 
+/** Puts the handler behind Nest's pipeline (no direct call), so a batch failure goes through the failure relay. */
+@Injectable()
+class PassThrough implements NestInterceptor {
+  intercept(_context: unknown, next: CallHandler) {
+    return next.handle();
+  }
+}
+
 @Controller()
 class BatchOrders {
   @BabelHandler('urn:babel:batch:orders', { batch: { maxMessages: 5, maxWaitMs: 1500 } })
@@ -38,6 +46,7 @@ class BatchOrders {
   }
 
   @BabelHandler('urn:babel:batch:all-fail', { batch: { maxMessages: 2, maxWaitMs: 1500 } })
+  @UseInterceptors(PassThrough)
   allFail(@Payload() orders: Order[]) {
     batches.push({ urn: 'urn:babel:batch:all-fail', orders: orders.map(({ n }) => n), attempts: [] });
     throw new BabelNonRetriableError('ledger closed');
@@ -46,7 +55,7 @@ class BatchOrders {
 
 export async function startBatchService(client: PulsarClientLike, topic: string): Promise<RunningService> {
   batches.length = 0;
-  return startService([BatchOrders], { client, topics: topic, maxAttempts: 3 });
+  return startService([BatchOrders], { client, topics: topic, maxAttempts: 3 }, [PassThrough]);
 }
 
 export async function publishTo(client: PulsarClientLike, topic: string, messages: Array<[string, Order] | string>) {

@@ -1,5 +1,5 @@
 import { BatchCollector, checkBatchOptions, type BatchVerdict } from '../../../lib/consumer/batch-collector.js';
-import { BabelBatchContext, BabelHandler, BabelNonRetriableError } from '../../../lib/index.js';
+import { BabelBatchContext, BabelHandler, BabelNonRetriableError, defineUrn } from '../../../lib/index.js';
 import { batchContextFor } from '../../../lib/nest/babel-batch.context.js';
 import type { BabelContext } from '../../../lib/nest/babel.context.js';
 
@@ -34,6 +34,25 @@ describe('checkBatchOptions', () => {
     expect(() => BabelHandler('urn:x', { batch: {}, idempotency: { store } })).toThrow(
       /@BabelHandler batch cannot be combined with idempotency/,
     );
+  });
+});
+
+describe('a batch handler of a contract', () => {
+  it('takes an array of the payload type (a single payload does not compile)', () => {
+    const created = defineUrn<{ id: number }>('urn:babel:typed:batch');
+    class Typed {
+      @BabelHandler(created, { batch: {} })
+      many(items: Array<{ id: number }>) {
+        return items.length;
+      }
+
+      // @ts-expect-error: a batch handler receives an array
+      @BabelHandler(created, { batch: {} })
+      one(item: { id: number }) {
+        return item.id;
+      }
+    }
+    expect(new Typed().many([{ id: 1 }])).toBe(1);
   });
 });
 
