@@ -137,10 +137,11 @@ export class BabelPulsarServer
   private metrics: ConsumerMetrics | undefined;
   /** Retries the subscriptions while the broker did not answer at start (brokerAtStart: 'optional'). */
   private brokerWait: BrokerWait | null = null;
-  /** The batches of the batch handlers (docs/pulsar-features.md#batch-handlers). */
   /** The topic patterns' discoveries (docs/pulsar-features.md#topic-patterns), by pattern binding. */
   private readonly patterns = new Map<Binding, PatternWatch>();
+  /** Set once consuming started: a topic a pattern finds later starts consuming at once. */
   private consuming = false;
+  /** The batches of the batch handlers (docs/pulsar-features.md#batch-handlers). */
   private readonly batches = new BatchDispatch((route, payloads, context) => this.callBatch(route, payloads, context));
 
   constructor(private readonly options: BabelPulsarServerOptions) {
@@ -214,8 +215,8 @@ export class BabelPulsarServer
       checkDelayable(this.options.retry === 'nack', this.settings.subscriptionType, `${name} retryPolicy`);
     if ((topic !== undefined || topicsPattern !== undefined) && isProducer(this.options.retry)) {
       throw new TypeError(
-        `${name} names its own ${topic !== undefined ? 'topic' : 'topicsPattern'}, but options.retry is a single producer: a retry goes back to its own topic; ` +
-          "use retry 'republish'",
+        `${name} names its own ${topic !== undefined ? 'topic' : 'topicsPattern'}, but options.retry is a single ` +
+          "producer: a retry goes back to its own topic; use retry 'republish'",
       );
     }
     this.routes.add(

@@ -65,6 +65,16 @@ describe('topic patterns (testing kit)', () => {
     }
   });
 
+  it('refuses a single retry producer: a retry goes back to its own topic', async () => {
+    const pulsar = new InMemoryPulsar();
+    await expect(
+      startService([KitPatternOrders], { client: pulsar, topics: 'unused', retry: new FakeProducer('retries') }),
+    ).rejects.toThrow(
+      'KitPatternOrders.order names its own topicsPattern, but options.retry is a single producer: a retry goes back ' +
+        "to its own topic; use retry 'republish'",
+    );
+  });
+
   it('refuses to start, naming the option, when the client cannot list topics', async () => {
     const client: PulsarClientLike = {
       createProducer: async (config) => new FakeProducer(config.topic),
