@@ -12,7 +12,7 @@ import {
   pulsarProperties,
   type PulsarClientLike,
 } from '../../../lib/index.js';
-import { serviceUrl, uniqueTopic, waitFor } from '../../support/broker.js';
+import { serviceUrl, uniqueTopic, waitFor, webUrl } from '../../support/broker.js';
 import { subscriptionsOf } from '../../support/dead-letters.js';
 import { startService, type RunningService } from '../../support/nest-app.js';
 
@@ -52,6 +52,13 @@ beforeAll(async () => {
   await publish(full('a'), { n: 0 });
   await publish(full('b'), { n: 0 });
   await publish(`${full('a')}.dlq`, { n: -1 });
+  // A partitioned topic is one topic of the pattern (its partitions are not topics of their own).
+  const created = await fetch(`${webUrl()}/admin/v2/persistent/public/default/${prefix}-p/partitions`, {
+    method: 'PUT',
+    headers: { 'Content-Type': 'application/json' },
+    body: '2',
+  });
+  expect(created.status).toBe(204);
   service = await startService([PatternOrders], { client, topics: `${prefix}-unused`, maxAttempts: 3 });
 });
 afterAll(async () => {
@@ -61,8 +68,9 @@ afterAll(async () => {
 
 describe('topic patterns (real broker)', () => {
   it('consumes the matching topics, one created after start, and settles each on its own topic', async () => {
-    expect(service.server.describe().map(({ topic }) => topic)).toEqual([full('a'), full('b')]);
+    expect(service.server.describe().map(({ topic }) => topic)).toEqual([full('a'), full('b'), full('p')]);
     await publish(full('a'), { n: 1 });
+    await publish(full('p'), { n: 5, fail: 'once' });
     await publish(full('b'), { n: 2, fail: 'once' });
     await publish(full('a'), { n: 3, fail: 'refuse' });
     // Created after start: found by the next discovery, and consumed from its first message.
@@ -70,7 +78,7 @@ describe('topic patterns (real broker)', () => {
 
     await waitFor('every order settled', () => {
       const acked = service.settled.filter(({ action }) => action === 'ack').length;
-      return acked >= 3 && service.settled.some(({ action }) => action === 'dead-letter');
+      return acked >= 4 && service.settled.some(({ action }) => action === 'dead-letter');
     });
     expect(handled.filter(({ n }) => n > 0).sort((x, y) => x.n - y.n || x.attempts - y.attempts)).toEqual([
       { n: 1, topic: full('a'), attempts: 0 },
@@ -79,14 +87,22 @@ describe('topic patterns (real broker)', () => {
       { n: 2, topic: full('b'), attempts: 1 },
       { n: 3, topic: full('a'), attempts: 0 },
       { n: 4, topic: full('c'), attempts: 0 },
+      // The partitioned topic's copy went back to the partitioned topic, not to one partition as a topic.
+      { n: 5, topic: full('p'), attempts: 0 },
+      { n: 5, topic: full('p'), attempts: 1 },
     ]);
-    const retry = service.settled.find(({ action }) => action === 'retry');
-    expect(retry).toMatchObject({ topic: full('b'), written: true });
+    const retries = service.settled.filter(({ action }) => action === 'retry');
+    expect(
+      retries.map(({ topic, written }) => ({ topic, written })).sort((x, y) => x.topic.localeCompare(y.topic)),
+    ).toEqual([
+      { topic: full('b'), written: true },
+      { topic: full('p'), written: true },
+    ]);
     const deadLetter = service.settled.find(({ action }) => action === 'dead-letter');
     expect(deadLetter).toMatchObject({ topic: full('a'), deadLetterTopic: `${full('a')}.dlq`, written: true });
     // Dead-letter topics never match: no record goes round again through the pattern's subscription.
     expect(handled.some(({ n }) => n < 0)).toBe(false);
     expect(await subscriptionsOf(`${prefix}-a.dlq`)).not.toContain('pattern-orders');
-    expect(service.server.describe().map(({ topic }) => topic)).toEqual([full('a'), full('b'), full('c')]);
+    expect(service.server.describe().map(({ topic }) => topic)).toEqual([full('a'), full('b'), full('p'), full('c')]);
   });
 });
