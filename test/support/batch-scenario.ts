@@ -31,7 +31,7 @@ class PassThrough implements NestInterceptor {
 
 @Controller()
 class BatchOrders {
-  @BabelHandler('urn:babel:batch:orders', { batch: { maxMessages: 5, maxWaitMs: 1500 } })
+  @BabelHandler('urn:babel:batch:orders', { batch: { maxMessages: 5, maxWaitMs: 2500 } })
   orders(@Payload() orders: Order[], @Ctx() ctx: BabelBatchContext) {
     batches.push({
       urn: 'urn:babel:batch:orders',
