@@ -7,7 +7,9 @@ import { Idempotent } from '../idempotency/idempotent.interceptor.js';
 import { checkPayloadSchema, type PayloadSchema } from '../schema/payload-schema.js';
 import { isUrnContract, type UrnContract } from '../schema/urn-contract.js';
 import { raiseStandardError, resolveOptions, type OptionsInput } from '../options/option-table.js';
-import { handlerOptionTable } from './handler-options.js';
+import { checkHandlerCombination, DEFAULT_PATTERN_DISCOVERY_MS, handlerOptionTable } from './handler-options.js';
+import type { BatchOptions, ResolvedBatchOptions } from '../consumer/batch-collector.js';
+import type { TopicPattern } from '../pulsar/topic-pattern.js';
 import type { PulsarConsumerOptions } from '../pulsar/client-options.js';
 
 /** The options of `@BabelHandler(urn, options)`. */
@@ -27,6 +29,9 @@ export interface BabelHandlerExtras {
   connection?: string;
   schema?: PayloadSchema;
   consumerOptions?: PulsarConsumerOptions;
+  batch?: ResolvedBatchOptions;
+  topicsPattern?: TopicPattern;
+  patternDiscoveryMs?: number;
 }
 
 const HANDLER_OPTION_KEYS = Object.keys(handlerOptionTable);
@@ -44,6 +49,10 @@ export type TypedHandlerDecorator<T> = <M extends (data: T, ...rest: never[]) =>
  * its payload type, and its schema is validated.
  */
 export function BabelHandler(urn: string, options?: BabelHandlerOptions): MethodDecorator;
+export function BabelHandler<T extends object>(
+  contract: UrnContract<T>,
+  options: BabelHandlerOptions & { batch: BatchOptions },
+): TypedHandlerDecorator<T[]>;
 export function BabelHandler<T extends object>(
   contract: UrnContract<T>,
   options?: BabelHandlerOptions,
@@ -64,12 +73,10 @@ export function BabelHandler(
       `@BabelHandler option(s) ${unknown.join(', ')} unknown; allowed: ${HANDLER_OPTION_KEYS.join(', ')}`,
     );
   }
-  const { timeoutMs, maxAttempts, retryPolicy, topic, subscription, connection, consumerOptions } = resolveOptions(
-    handlerOptionTable,
-    options,
-    (key) => `@BabelHandler ${key}`,
-    raiseStandardError,
-  );
+  const resolved = resolveOptions(handlerOptionTable, options, (key) => `@BabelHandler ${key}`, raiseStandardError);
+  checkHandlerCombination(resolved, options);
+  const { timeoutMs, maxAttempts, retryPolicy, topic, subscription, connection, consumerOptions } = resolved;
+  const { batch, topicsPattern, patternDiscoveryMs } = resolved;
   const idempotent = options.idempotency ? Idempotent(options.idempotency) : undefined;
   const given = options.schema ?? (isUrnContract(urnOrContract) ? urnOrContract.schema : undefined);
   const schema = given === undefined ? undefined : checkPayloadSchema(given, `@BabelHandler('${pattern}') schema`);
@@ -89,6 +96,11 @@ export function BabelHandler(
         ...(connection !== undefined && { connection }),
         ...(schema !== undefined && { schema }),
         ...(consumerOptions !== undefined && { consumerOptions }),
+        ...(batch !== undefined && { batch }),
+        ...(topicsPattern !== undefined && {
+          topicsPattern,
+          patternDiscoveryMs: patternDiscoveryMs ?? DEFAULT_PATTERN_DISCOVERY_MS,
+        }),
       } satisfies BabelHandlerExtras,
     };
     const register = EventPattern<string>(pattern, BABEL_TRANSPORT, extras) as MethodDecorator;

@@ -8,11 +8,12 @@ import type { Envelope } from '../envelope/index.js';
 import type { PulsarClientLike, PulsarMessage, PulsarProducer } from '../pulsar/client-types.js';
 import { canPush, PushFeed } from '../consumer/push-feed.js';
 import { toLibraryClient } from '../pulsar/native/adapter.js';
-import { contextFor } from './babel.context.js';
+import { contextFor, type BabelContext } from './babel.context.js';
 import { runOnce } from '../idempotency/run-once.js';
 import { ConnectionWatch } from './connection-watch.js';
 import { HandlerRoutes, type Binding, type Route } from './handler-routes.js';
 import type { BabelHandlerExtras } from './babel-handler.decorator.js';
+import { DEFAULT_PATTERN_DISCOVERY_MS } from './handler-options.js';
 import { BABEL_HANDLER_EXTRAS, BABEL_OWN_IDEMPOTENCY, BABEL_TRANSPORT } from './constants.js';
 import { handlerPayload } from '../schema/message-payload.js';
 import { failureOf, unrelayedFailureOf } from './failure-classify.js';
@@ -39,6 +40,10 @@ import { keepDeadLetters } from '../redrive/keep-dead-letters.js';
 import type { PulsarConsumerOptions } from '../pulsar/client-options.js';
 import { bindingConsumerOptions } from './binding-consumer-options.js';
 import { clientNameOf, producerOptionsFor } from './producer-settings.js';
+import { BatchDispatch } from './batch-dispatch.js';
+import { PatternWatch } from './pattern-watch.js';
+import { topicListerOf } from '../pulsar/topic-lister.js';
+import type { BabelBatchContext } from './babel-batch.context.js';
 
 /** `stalled`: connected, but some handler passed its time-out and still runs (see describe()). */
 export type BabelServerStatus = 'connected' | 'disconnected' | 'reconnecting' | 'stalled' | 'closed';
@@ -67,6 +72,27 @@ const fullTopic = (topic: string): string => {
     return topic;
   }
 };
+
+/** The start-up line of a pattern binding: what it matched and how often it looks again. */
+function patternLine(watch: PatternWatch, binding: Binding): string {
+  const topics = watch.topics;
+  return (
+    `consuming ${topics.length} topic(s) matching ${watch.pattern.label} through subscription ` +
+    `${binding.subscription}${topics.length > 0 ? ` (${topics.join(', ')})` : ''}; new matching topics are looked ` +
+    `for every ${binding.pattern!.discoveryMs} ms`
+  );
+}
+
+/** A topic with batch handlers takes in at least a full batch at once, or no batch would ever fill. */
+function batchConcurrency(concurrency: number, routes: ReadonlyMap<string, Route>): number {
+  return Math.max(concurrency, ...[...routes.values()].map((route) => route.batch?.maxMessages ?? 0));
+}
+
+/** A batch member's time-out also covers the wait for its batch to fill. */
+function batchTimeoutMs(route: Route | undefined, serverTimeoutMs: number): number {
+  const timeoutMs = route?.timeoutMs ?? serverTimeoutMs;
+  return route?.batch && timeoutMs > 0 ? timeoutMs + route.batch.maxWaitMs : timeoutMs;
+}
 
 /**
  * A NestJS CustomTransportStrategy that consumes Pulsar topics and routes each message to the
@@ -101,6 +127,12 @@ export class BabelPulsarServer
   private readonly consumerOptions = new Map<Binding, PulsarConsumerOptions>();
   /** Retries the subscriptions while the broker did not answer at start (brokerAtStart: 'optional'). */
   private brokerWait: BrokerWait | null = null;
+  /** The topic patterns' discoveries (docs/pulsar-features.md#topic-patterns), by pattern binding. */
+  private readonly patterns = new Map<Binding, PatternWatch>();
+  /** Set once consuming started: a topic a pattern finds later starts consuming at once. */
+  private consuming = false;
+  /** The batches of the batch handlers (docs/pulsar-features.md#batch-handlers). */
+  private readonly batches = new BatchDispatch((route, payloads, context) => this.callBatch(route, payloads, context));
 
   constructor(private readonly options: BabelPulsarServerOptions) {
     super();
@@ -166,8 +198,9 @@ export class BabelPulsarServer
     if (babelExtras?.connection !== this.settings.name) return;
     if (!babelExtras) this.warnForeignPattern(urn, isEventHandler);
     const name = babelExtras?.handler ?? 'an unnamed handler';
-    const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, owner, method, schema, consumerOptions } =
+    const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, owner, method, schema, consumerOptions, batch } =
       babelExtras ?? {};
+    const { topicsPattern, patternDiscoveryMs } = babelExtras ?? {};
     if (retryPolicy)
       checkDelayable(
         this.settings.retry === 'nack',
@@ -175,10 +208,10 @@ export class BabelPulsarServer
         `${name} retryPolicy`,
         raiseStandardError,
       );
-    if (topic !== undefined && isProducer(this.settings.retry)) {
+    if ((topic !== undefined || topicsPattern !== undefined) && isProducer(this.settings.retry)) {
       throw new TypeError(
-        `${name} names its own topic, but options.retry is a single producer: a retry goes back to its own topic; ` +
-          "use retry 'republish'",
+        `${name} names its own ${topic !== undefined ? 'topic' : 'topicsPattern'}, but options.retry is a single ` +
+          "producer: a retry goes back to its own topic; use retry 'republish'",
       );
     }
     this.routes.add(
@@ -191,6 +224,7 @@ export class BabelPulsarServer
         ...(schema !== undefined && { schema }),
         ...(consumerOptions !== undefined && { consumerOptions }),
         ...(extras[BABEL_OWN_IDEMPOTENCY] === true && { ownIdempotency: true }),
+        ...(batch !== undefined && { batch }),
         ...((maxAttempts !== undefined || retryPolicy !== undefined) && {
           policy: {
             ...(maxAttempts !== undefined && { maxAttempts }),
@@ -198,7 +232,13 @@ export class BabelPulsarServer
           },
         }),
       },
-      { ...(topic !== undefined && { topic }), ...(subscription !== undefined && { subscription }) },
+      {
+        ...(topic !== undefined && { topic }),
+        ...(subscription !== undefined && { subscription }),
+        ...(topicsPattern !== undefined && {
+          pattern: { pattern: topicsPattern, discoveryMs: patternDiscoveryMs ?? DEFAULT_PATTERN_DISCOVERY_MS },
+        }),
+      },
     );
     if (!this.messageHandlers.has(urn)) super.addHandler(pattern, callback, isEventHandler, extras);
   }
@@ -262,7 +302,10 @@ export class BabelPulsarServer
   private async subscribeAll(): Promise<void> {
     try {
       const bindings = this.routes.subscribed();
-      for (const binding of bindings) this.running.push(await this.startBinding(binding, bindings));
+      for (const binding of bindings) {
+        if (binding.pattern) await this.watchPattern(binding, bindings);
+        else this.running.push(await this.startBinding(binding, bindings));
+      }
     } catch (error) {
       this.setStatus('disconnected');
       await this.releaseAll();
@@ -294,15 +337,65 @@ export class BabelPulsarServer
 
   private startConsuming(): void {
     if (this.closing) return;
+    this.consuming = true;
     this.running.forEach(({ consumer }) => consumer.start());
-    for (const binding of this.routes.subscribed())
-      this.consumerLogger().log(subscriptionLine(fullTopic(binding.topic), binding, this.settings.subscriptionType));
+    for (const binding of this.routes.subscribed()) {
+      const watch = this.patterns.get(binding);
+      if (watch) this.consumerLogger().log(patternLine(watch, binding));
+      else
+        this.consumerLogger().log(subscriptionLine(fullTopic(binding.topic), binding, this.settings.subscriptionType));
+    }
+    for (const watch of this.patterns.values()) watch.watch();
     this.setStatus('connected');
     this.statusTimer = setInterval(() => this.pollStatus(), STATUS_POLL_MS);
     this.statusTimer.unref();
   }
 
-  private async startBinding(binding: Binding, all: readonly Binding[]): Promise<TopicResources> {
+  /**
+   * Consumes the topics a pattern matches now, each as a topic of its own, and keeps looking for new ones once
+   * consuming starts. The namespace is listed through the broker's admin API (neither client can list topics).
+   */
+  private async watchPattern(binding: Binding, all: readonly Binding[]): Promise<void> {
+    const { pattern } = binding.pattern!;
+    const list = topicListerOf(this.settings.client);
+    if (!list) {
+      const names = [...binding.routes.values()].map(({ name }) => name).join(', ');
+      throw new TypeError(
+        `${names}: topicsPattern ${pattern.label} needs the broker's admin API to list the topics of ` +
+          `${pattern.tenant}/${pattern.namespace}, and this client was not created by the library: give ` +
+          'BabelQueueModule a serviceUrl, or create the client with createPulsarClient or new PulsarWebSocketClient',
+      );
+    }
+    const deadLetter = this.settings.deadLetter ?? true;
+    const ownDeadLetterTopic =
+      deadLetter === true || deadLetter === false
+        ? undefined
+        : fullTopic(isProducer(deadLetter) ? deadLetter.getTopic() : deadLetter.trim());
+    const watch = new PatternWatch(binding as Binding & { pattern: NonNullable<Binding['pattern']> }, {
+      list,
+      excluded: (topic) => topic === ownDeadLetterTopic,
+      taken: (topic, subscription) =>
+        all.some(
+          (other) => !other.pattern && other.subscription === subscription && fullTopic(other.topic) === topic,
+        ) ||
+        this.running.some((other) => other.subscription === subscription && fullTopic(other.consumer.topic) === topic),
+      consume: async (found, late) => {
+        // Released with the others on close: stop() waits for a discovery under way before releasing.
+        const resources = await this.startBinding(found, all, late ? 'Earliest' : undefined);
+        this.running.push(resources);
+        if (this.consuming) resources.consumer.start();
+      },
+      logger: this.consumerLogger(),
+    });
+    await watch.start();
+    this.patterns.set(binding, watch);
+  }
+
+  private async startBinding(
+    binding: Binding,
+    all: readonly Binding[],
+    initialPosition?: 'Earliest',
+  ): Promise<TopicResources> {
     const { topic, routes } = binding;
     const { client, settings } = this;
     const producers = new BindingProducers(
@@ -327,7 +420,7 @@ export class BabelPulsarServer
         await keepDeadLetters(client, deadLetterTopic, (warning) => this.consumerLogger().warn(warning));
       // A client that pushes (the native listener) saves a receive() round trip per message.
       const feed = canPush(client) ? new PushFeed() : undefined;
-      const subscription = consumerConfigFor(binding, settings, this.consumerOptions.get(binding));
+      const subscription = consumerConfigFor(binding, settings, this.consumerOptions.get(binding), initialPosition);
       const pulsarConsumer =
         feed && canPush(client)
           ? await client.subscribePush(subscription, feed.deliver)
@@ -344,10 +437,10 @@ export class BabelPulsarServer
         },
         handlerPolicy: (urn) => routes.get(urn)?.policy,
         isRetriable: isRetriableNestFailure,
-        concurrency: this.settings.concurrency,
+        concurrency: batchConcurrency(this.settings.concurrency, routes),
         receiveTimeoutMs: this.settings.receiveTimeoutMs,
         hasHandler: (urn) => routes.has(urn) || this.routes.handledBySibling(binding, urn, all),
-        handlerTimeoutMs: (urn) => routes.get(urn)?.timeoutMs ?? this.settings.handlerTimeoutMs,
+        handlerTimeoutMs: (urn) => batchTimeoutMs(routes.get(urn), this.settings.handlerTimeoutMs),
         logStackTraces: this.settings.logStackTraces,
         // A URN only a sibling subscription of this topic handles is that subscription's work: acknowledged here.
         dispatch: async (urn, envelope, message) => {
@@ -404,25 +497,23 @@ export class BabelPulsarServer
   }
 
   private async dispatch(
-    { handler, declaredAt, direct, schema, ownIdempotency }: Route,
+    original: Route,
     urn: string,
     envelope: Envelope,
     message: PulsarMessage,
     topic: string,
   ): Promise<void> {
+    const { declaredAt, schema, ownIdempotency, batch } = original;
     const context = contextFor([envelope, message, topic, urn], declaredAt);
     const run = async (): Promise<void> => {
+      let payload: unknown;
       try {
-        const payload = handlerPayload(urn, envelope.data, schema, this.settings.cipher);
-        const result: unknown = direct
-          ? await BabelPulsarServer.callDirectly(direct, payload, context)
-          : await handler(payload, context);
-        // Nest hands a failure to the exception filters, whose verdict is an Observable: an error (the failure
-        // relay's, or a user filter's) or a completion (a user filter took the failure as handled).
-        if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
+        payload = handlerPayload(urn, envelope.data, schema, this.settings.cipher);
       } catch (reported) {
         throw declaredAt ? failureOf(reported) : unrelayedFailureOf(reported);
       }
+      if (batch) return this.batches.add(original, { payload, context });
+      return BabelPulsarServer.invoke(original, payload, context);
     };
     // A handler with a store of its own (@Idempotent) is governed by that store alone.
     const idempotency = ownIdempotency ? undefined : this.settings.idempotency;
@@ -447,6 +538,29 @@ export class BabelPulsarServer
             work,
           );
     return this.metrics ? this.metrics.around(topic, urn, traced) : traced();
+  }
+
+  /** Calls a handler (directly or through Nest's pipeline); rejects with the failure the settlement classifies. */
+  private static async invoke(
+    { handler, declaredAt, direct }: Route,
+    payload: unknown,
+    context: BabelContext | BabelBatchContext,
+  ): Promise<void> {
+    try {
+      const result: unknown = direct
+        ? await BabelPulsarServer.callDirectly(direct, payload, context)
+        : await handler(payload, context);
+      // Nest hands a failure to the exception filters, whose verdict is an Observable: an error (the failure
+      // relay's, or a user filter's) or a completion (a user filter took the failure as handled).
+      if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
+    } catch (reported) {
+      throw declaredAt ? failureOf(reported) : unrelayedFailureOf(reported);
+    }
+  }
+
+  /** One call of a batch handler with its batch (each message is then settled from the context's report). */
+  private callBatch(route: Route, payloads: unknown[], context: BabelBatchContext): Promise<void> {
+    return BabelPulsarServer.invoke(route, payloads, context);
   }
 
   /** A pattern from @EventPattern / @MessagePattern: it runs, but without what @BabelHandler adds. */
@@ -537,11 +651,17 @@ export class BabelPulsarServer
     await this.brokerWait?.stop();
     if (this.statusTimer) clearInterval(this.statusTimer);
     this.statusTimer = null;
+    // Waiting batches are handed over at once, so their messages settle within the shutdown time-out.
+    this.batches.close();
     await this.releaseAll();
     this.setStatus('closed');
   }
 
   private async releaseAll(): Promise<void> {
+    // No pattern subscribes a new topic from here on.
+    const watches = [...this.patterns.values()];
+    this.patterns.clear();
+    await Promise.all(watches.map((watch) => watch.stop()));
     const running = this.running.splice(0);
     await Promise.all(running.map(({ consumer }) => consumer.stop(this.settings.shutdownTimeoutMs)));
     // Producers close only after every in-flight settlement had its chance to write.

@@ -17,12 +17,16 @@ const HANDLER = Symbol('babelqueue.handler');
 
 /** The context of a message for the handler `handler` (kept off the public type: the transport's own detail). */
 export function contextFor(args: BabelContextArgs, handler: HandlerRef | undefined): BabelContext {
-  const context = new BabelContext(args);
+  return withHandler(new BabelContext(args), handler);
+}
+
+/** Records which handler a context (single or batch) is made for, for the failure relay. */
+export function withHandler<C extends object>(context: C, handler: HandlerRef | undefined): C {
   (context as unknown as Record<typeof HANDLER, HandlerRef | undefined>)[HANDLER] = handler;
   return context;
 }
 
-export function handlerOf(context: BabelContext): HandlerRef | undefined {
+export function handlerOf(context: object): HandlerRef | undefined {
   return (context as unknown as Record<typeof HANDLER, HandlerRef | undefined>)[HANDLER];
 }
 

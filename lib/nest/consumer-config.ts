@@ -14,8 +14,11 @@ export function consumerConfigFor(
   settings: ConsumerSettings,
   /** The binding's Pulsar consumer settings (the server's, with its handlers' merged over them). */
   passThrough: PulsarConsumerOptions = {},
+  /** Where a subscription starts that the server opens on a topic found later (a pattern's new topic). */
+  initialPosition?: 'Latest' | 'Earliest',
 ): PulsarConsumerConfig {
-  const { subscriptionInitialPosition, receiverQueueSize, nackRedeliverTimeoutMs } = settings;
+  const { receiverQueueSize, nackRedeliverTimeoutMs } = settings;
+  const subscriptionInitialPosition = initialPosition ?? settings.subscriptionInitialPosition;
   return {
     topic: binding.topic,
     subscription: binding.subscription,

@@ -13,6 +13,7 @@ import { ExceptionFiltersContext } from '@nestjs/microservices/context/exception
 import { RpcExceptionsHandler } from '@nestjs/microservices/exceptions/rpc-exceptions-handler.js';
 import { throwError, type Observable, type Subscription } from 'rxjs';
 import { BabelContext, handlerOf, type HandlerRef } from './babel.context.js';
+import { BabelBatchContext } from './babel-batch.context.js';
 import { RelayedFailure } from './failure-classify.js';
 import { planDirectCall, type DirectCall } from './direct-call.js';
 import { containerOf } from './nest-internals.js';
@@ -77,7 +78,8 @@ export class BabelFailureRelay implements ExceptionFilter, OnModuleDestroy {
 
   catch(exception: unknown, host: ArgumentsHost): Observable<unknown> {
     const context: unknown = host.getArgByIndex(1);
-    const handler = context instanceof BabelContext ? handlerOf(context) : undefined;
+    const handler =
+      context instanceof BabelContext || context instanceof BabelBatchContext ? handlerOf(context) : undefined;
     const decided = handler && this.filtersOf(handler).invokeCustomFilters(exception, host);
     if (decided) return decided;
     return throwError(() => new RelayedFailure(exception));

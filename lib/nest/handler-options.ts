@@ -5,6 +5,8 @@ import { option, type RaiseOptionError } from '../options/option-table.js';
 import { integer, passThrough } from '../options/validators.js';
 import { parseTopic } from '../pulsar/websocket/topic.js';
 import type { PayloadSchema } from '../schema/payload-schema.js';
+import { checkBatchOptions, type BatchOptions, type ResolvedBatchOptions } from '../consumer/batch-collector.js';
+import { parseTopicPattern, type TopicPattern } from '../pulsar/topic-pattern.js';
 import { consumerOptions } from './consumer-options.js';
 
 function optionalName(value: unknown, name: string, example: string, raise: RaiseOptionError): string | undefined {
@@ -79,4 +81,48 @@ export const handlerOptionTable = {
    * @defaultValue the server's `consumerOptions`
    */
   consumerOptions: consumerOptions.consumerOptions,
+  /**
+   * Handle messages in batches (docs/pulsar-features.md#batch-handlers): `{ maxMessages, maxWaitMs }`; the method
+   * receives an array of payloads and a BabelBatchContext, and each message is still settled on its own.
+   * @defaultValue none (one message per call)
+   */
+  batch: option<BatchOptions, ResolvedBatchOptions | undefined>((value, name) => checkBatchOptions(value, name)),
+  /**
+   * Consume every topic of one namespace whose name matches (docs/pulsar-features.md#topic-patterns), instead of
+   * the server's topics: `"orders-.*"` (public/default), `"tenant/ns/orders-.*"`, a full name, or a RegExp without
+   * flags. Topics created later are found every `patternDiscoveryMs`; dead-letter topics never match.
+   * @defaultValue none
+   */
+  topicsPattern: option<string | RegExp, TopicPattern | undefined>((value, name) =>
+    value === undefined ? undefined : parseTopicPattern(value, name),
+  ),
+  /**
+   * How often the namespace is listed for new matching topics, ms (100 to 3600000); with `topicsPattern` only.
+   * @defaultValue `30000`
+   */
+  patternDiscoveryMs: option<number>((value, name, raise) => {
+    if (value !== undefined && !(Number.isInteger(value) && (value as number) >= 100 && (value as number) <= 3_600_000))
+      return raise(`${name} must be a whole number of ms from 100 to 3600000, got ${String(value)}`, 'range');
+    return value as number | undefined;
+  }),
 };
+
+export const DEFAULT_PATTERN_DISCOVERY_MS = 30_000;
+
+/** The rules between @BabelHandler options, checked once each is valid on its own. */
+export function checkHandlerCombination(
+  options: { topic?: string; topicsPattern?: TopicPattern; patternDiscoveryMs?: number; batch?: ResolvedBatchOptions },
+  given: { idempotency?: unknown },
+): void {
+  if (options.topicsPattern === undefined && options.patternDiscoveryMs !== undefined)
+    throw new TypeError('@BabelHandler patternDiscoveryMs is only for a handler with topicsPattern');
+  if (options.topicsPattern !== undefined && options.topic !== undefined)
+    throw new TypeError(
+      '@BabelHandler takes topic or topicsPattern, not both: a pattern handler consumes what matches',
+    );
+  if (options.batch && given.idempotency)
+    throw new TypeError(
+      '@BabelHandler batch cannot be combined with idempotency (its interceptor sees one message): use the ' +
+        "module's idempotency option, which skips each already handled message before it joins a batch",
+    );
+}

@@ -6,6 +6,8 @@ import type { BabelFailureRelay } from './failure-relay.js';
 import { normalizeTopic } from '../pulsar/websocket/topic.js';
 import type { PayloadSchema } from '../schema/payload-schema.js';
 import type { PulsarConsumerOptions } from '../pulsar/client-options.js';
+import type { ResolvedBatchOptions } from '../consumer/batch-collector.js';
+import type { TopicPattern } from '../pulsar/topic-pattern.js';
 
 /** One handler as the server runs it. */
 export interface Route {
@@ -24,6 +26,8 @@ export interface Route {
   ownIdempotency?: boolean;
   /** Pulsar consumer settings of the subscription this handler consumes through (@BabelHandler consumerOptions). */
   consumerOptions?: PulsarConsumerOptions;
+  /** A batch handler: its messages are gathered and handed over together (see BatchDispatch). */
+  batch?: ResolvedBatchOptions;
 }
 
 /** A topic and subscription the server consumes, with the handlers routed within it. */
@@ -32,6 +36,8 @@ export interface Binding {
   topic: string;
   subscription: string;
   routes: Map<string, Route>;
+  /** A pattern binding: `topic` is the pattern's label, and the server consumes each topic that matches. */
+  pattern?: { pattern: TopicPattern; discoveryMs: number };
 }
 
 const fullName = (topic: string): string => {
@@ -41,6 +47,13 @@ const fullName = (topic: string): string => {
     return topic;
   }
 };
+
+/** Where a handler consumes: its own topic or pattern and subscription (default: the server's). */
+export interface BindingPlace {
+  topic?: string;
+  subscription?: string;
+  pattern?: NonNullable<Binding['pattern']>;
+}
 
 /**
  * Which topic and subscription each handler consumes. A handler without its own `topic` or `subscription` is
@@ -60,11 +73,13 @@ export class HandlerRoutes {
   }
 
   /** Adds a handler; throws, naming both, when another handler already has the URN on one of its bindings. */
-  add(urn: string, route: Route, place: { topic?: string; subscription?: string } = {}): void {
+  add(urn: string, route: Route, place: BindingPlace = {}): void {
     const subscription = place.subscription ?? this.defaultSubscription;
     const topics = place.topic !== undefined ? [place.topic] : this.defaultTopics;
-    if (place.topic !== undefined || place.subscription !== undefined) this.explicit = true;
-    const targets = topics.map((topic) => this.binding(topic, subscription));
+    if (place.topic !== undefined || place.subscription !== undefined || place.pattern) this.explicit = true;
+    const targets = place.pattern
+      ? [this.patternBinding(place.pattern, subscription)]
+      : topics.map((topic) => this.binding(topic, subscription));
     for (const target of targets) {
       const existing = target.routes.get(urn);
       if (existing) {
@@ -91,6 +106,19 @@ export class HandlerRoutes {
   handledBySibling(binding: Binding, urn: string, among: readonly Binding[]): boolean {
     const topic = fullName(binding.topic);
     return among.some((other) => other !== binding && other.routes.has(urn) && fullName(other.topic) === topic);
+  }
+
+  private patternBinding(pattern: NonNullable<Binding['pattern']>, subscription: string): Binding {
+    const key = `pattern ${pattern.pattern.label}\u0000${subscription}`;
+    let binding = this.bindings.get(key);
+    if (!binding) {
+      binding = { topic: pattern.pattern.label, subscription, routes: new Map(), pattern };
+      this.bindings.set(key, binding);
+    } else if (binding.pattern && binding.pattern.discoveryMs !== pattern.discoveryMs) {
+      // Handlers of one pattern share its consumers: the most frequent discovery serves them all.
+      binding.pattern = { ...binding.pattern, discoveryMs: Math.min(binding.pattern.discoveryMs, pattern.discoveryMs) };
+    }
+    return binding;
   }
 
   private binding(topic: string, subscription: string): Binding {

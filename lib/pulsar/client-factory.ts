@@ -9,6 +9,7 @@ import { errorText } from '../error-text.js';
 import { BabelQueueError } from '../envelope/index.js';
 import type { PulsarClientLike } from './client-types.js';
 import { rememberServiceUrl } from './native/adapter.js';
+import { rememberAdminAccess } from './topic-lister.js';
 import { resolveTls } from './tls.js';
 import { PulsarWebSocketClient, type TokenSupplier } from './websocket/index.js';
 
@@ -223,6 +224,10 @@ export async function createPulsarClient(
     }),
   });
   const trustCertsFile = typeof extra.tlsTrustCertsFilePath === 'string' ? extra.tlsTrustCertsFilePath : undefined;
+  rememberAdminAccess(client, serviceUrl, async (): Promise<Record<string, string>> => {
+    const token = auth && (typeof auth.token === 'function' ? await auth.token() : auth.token);
+    return token ? { Authorization: `Bearer ${token}` } : {};
+  });
   rememberServiceUrl(client, serviceUrl, {
     ...(trustCertsFile !== undefined && { trustCertsFile }),
     validateHostname: tls.validateHostname,

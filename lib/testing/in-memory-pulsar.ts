@@ -355,6 +355,15 @@ export class InMemoryPulsar implements PulsarClientLike {
     return [...(this.topics.get(topicName(topic))?.messages ?? [])];
   }
 
+  /**
+   * The full names of the topics of `namespace` (`tenant/namespace`) that something was published to, as the
+   * broker's admin API lists them: what a `topicsPattern` handler discovers.
+   */
+  async listTopics(namespace: string): Promise<string[]> {
+    const prefix = `persistent://${namespace}/`;
+    return [...this.topics.keys()].filter((topic) => topic.startsWith(prefix));
+  }
+
   /** Messages of a subscription not acknowledged yet (waiting, delayed, or being handled). */
   backlog(topic: string, subscription = 'babelqueue'): number {
     const found = this.subscriptions.get(`${topicName(topic)}\u0000${subscription}`);

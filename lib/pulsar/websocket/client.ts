@@ -4,6 +4,7 @@ import { PulsarWebSocketError } from './errors.js';
 import { resolveOptions, type PulsarWebSocketClientOptions, type ResolvedOptions } from './options.js';
 import { PulsarWebSocketProducer } from './producer.js';
 import { parseTopic } from './topic.js';
+import { rememberAdminAccess } from '../topic-lister.js';
 
 type Handle = PulsarWebSocketProducer | PulsarWebSocketConsumer;
 
@@ -26,6 +27,8 @@ export class PulsarWebSocketClient implements PulsarClientLike {
 
   constructor(options: PulsarWebSocketClientOptions) {
     this.options = resolveOptions(options);
+    // The web service that serves the WebSocket API also serves the admin API (topic patterns list topics there).
+    rememberAdminAccess(this, options.serviceUrl, this.options.headers);
   }
 
   async createProducer(config: PulsarProducerConfig): Promise<PulsarWebSocketProducer> {
