@@ -8,6 +8,7 @@ import type { IdempotencyOptions } from '../idempotency/store.js';
 import { parseTopic } from '../pulsar/websocket/topic.js';
 import { checkPayloadSchema, type PayloadSchema } from '../schema/payload-schema.js';
 import { isUrnContract, type UrnContract } from '../schema/urn-contract.js';
+import { checkRetriableRule, type RetriableRule } from './retriable-rule.js';
 
 export interface BabelHandlerOptions {
   /** Free-form metadata kept with the handler (Nest "extras"), e.g. for documentation tooling. */
@@ -34,6 +35,11 @@ export interface BabelHandlerOptions {
    * violation; `x-gdpr-sensitive` fields are decrypted first. Default: the contract's schema, if any.
    */
   schema?: PayloadSchema;
+  /**
+   * Which failures of this handler are worth a retry: `true` retries, `false` dead-letters at once, `undefined`
+   * leaves it to the module's `isRetriable`, then to the built-in rule (docs/pulsar-features.md#your-own-retriable-rule).
+   */
+  isRetriable?: RetriableRule;
 }
 
 /** What @BabelHandler stores in the handler's extras, so the server can name both sides of a clash. */
@@ -49,6 +55,7 @@ export interface BabelHandlerExtras {
   subscription?: string;
   connection?: string;
   schema?: PayloadSchema;
+  isRetriable?: RetriableRule;
 }
 
 const HANDLER_OPTION_KEYS = [
@@ -61,6 +68,7 @@ const HANDLER_OPTION_KEYS = [
   'subscription',
   'connection',
   'schema',
+  'isRetriable',
 ] as const satisfies ReadonlyArray<keyof BabelHandlerOptions>;
 
 function optionalName(value: unknown, option: string, example: string): string | undefined {
@@ -131,6 +139,7 @@ export function BabelHandler(
   const topic = optionalTopic(options.topic);
   const subscription = optionalName(options.subscription, 'subscription', '"billing"');
   const connection = optionalName(options.connection, 'connection', '"payments"');
+  const isRetriable = checkRetriableRule(options.isRetriable, '@BabelHandler isRetriable');
   const idempotent = options.idempotency ? Idempotent(options.idempotency) : undefined;
   const given = options.schema ?? (isUrnContract(urnOrContract) ? urnOrContract.schema : undefined);
   const schema = given === undefined ? undefined : checkPayloadSchema(given, `@BabelHandler('${pattern}') schema`);
@@ -149,6 +158,7 @@ export function BabelHandler(
         ...(subscription !== undefined && { subscription }),
         ...(connection !== undefined && { connection }),
         ...(schema !== undefined && { schema }),
+        ...(isRetriable !== undefined && { isRetriable }),
       } satisfies BabelHandlerExtras,
     };
     const register = EventPattern<string>(pattern, BABEL_TRANSPORT, extras) as MethodDecorator;

@@ -39,9 +39,15 @@ import {
   type ResolvedServerOptions,
 } from './server-options.js';
 import { keepDeadLetters } from '../redrive/keep-dead-letters.js';
+import { delayedRetryRefusal, RequestedSettlement, type SettleRequests } from '../consumer/settle-request.js';
+import { composeRetriable } from './retriable-rule.js';
+import { pauseKey, selectSubscriptions, type SubscriptionTarget } from './pause-control.js';
 
-/** `stalled`: connected, but some handler passed its time-out and still runs (see describe()). */
-export type BabelServerStatus = 'connected' | 'disconnected' | 'reconnecting' | 'stalled' | 'closed';
+/**
+ * `stalled`: connected, but some handler passed its time-out and still runs (see describe()). `paused`: connected,
+ * and every consumer is paused (see pause(); describe() tells which are when only some are).
+ */
+export type BabelServerStatus = 'connected' | 'disconnected' | 'reconnecting' | 'stalled' | 'paused' | 'closed';
 
 /** Events of `server.on(...)`. */
 export type BabelServerEvents = {
@@ -112,6 +118,10 @@ export class BabelPulsarServer
   private metrics: ConsumerMetrics | undefined;
   /** Retries the subscriptions while the broker did not answer at start (brokerAtStart: 'optional'). */
   private brokerWait: BrokerWait | null = null;
+  /** The consumers paused by pause() (pauseKey), also those not subscribed yet: they start paused. */
+  private readonly pausedKeys = new Set<string>();
+  /** Each route's composed retriable rule (the server itself for a URN without a route). */
+  private readonly retriableRules = new WeakMap<object, (error: unknown) => boolean>();
 
   constructor(private readonly options: BabelPulsarServerOptions) {
     super();
@@ -225,6 +235,8 @@ export class BabelPulsarServer
     active: number;
     overdue: number;
     connected: boolean;
+    /** Paused by pause(): no new message is handled until resume(). */
+    paused: boolean;
     refused: RefusedProducerState[];
   }> {
     return this.running.map(({ consumer, deferred, subscription }) => ({
@@ -233,8 +245,48 @@ export class BabelPulsarServer
       active: consumer.activeCount,
       overdue: consumer.overdueCount,
       connected: consumer.isConnected(),
+      paused: consumer.isPaused,
       refused: deferred.map((producer) => producer.state()).filter((state) => state.refused !== null),
     }));
+  }
+
+  /**
+   * Stops handling new messages on the consumers `target` names (none: all of them; a topic alone: all its
+   * subscriptions) until resume(). Resolves once the messages already being handled have been settled. Nothing is
+   * lost: what the client had already received waits, unacknowledged, for resume() (or is redelivered after close).
+   * Before listen(), the consumers start paused. Throws when `target` names no consumer of this server.
+   */
+  async pause(target?: SubscriptionTarget): Promise<void> {
+    const keys = this.pauseKeysOf(target, 'pause()');
+    for (const key of keys) this.pausedKeys.add(key);
+    const pausing = this.running.filter((resources) => keys.has(this.keyOf(resources)));
+    const settled = Promise.all(pausing.map(({ consumer }) => consumer.pause()));
+    this.refreshStatus();
+    await settled;
+  }
+
+  /** Handles messages again on the consumers `target` names (none: all), those held while paused first. */
+  resume(target?: SubscriptionTarget): void {
+    const keys = this.pauseKeysOf(target, 'resume()');
+    for (const key of keys) this.pausedKeys.delete(key);
+    for (const resources of this.running) if (keys.has(this.keyOf(resources))) resources.consumer.resume();
+    this.refreshStatus();
+  }
+
+  private pauseKeysOf(target: SubscriptionTarget | undefined, call: string): Set<string> {
+    if (this.closing) throw new Error(`${call}: BabelPulsarServer was closed`);
+    const consumed = this.routes.subscribed().map(({ topic, subscription }) => ({ topic, subscription }));
+    const selected = selectSubscriptions(consumed, target, call, fullTopic);
+    return new Set(selected.map(({ topic, subscription }) => pauseKey(fullTopic(topic), subscription)));
+  }
+
+  private keyOf({ consumer, subscription }: TopicResources): string {
+    return pauseKey(fullTopic(consumer.topic), subscription);
+  }
+
+  /** The status at once after pause() / resume() (the poll would tell within a second). */
+  private refreshStatus(): void {
+    if (this.statusTimer !== null) this.pollStatus();
   }
 
   private async start(): Promise<void> {
@@ -294,12 +346,16 @@ export class BabelPulsarServer
 
   private startConsuming(): void {
     if (this.closing) return;
-    this.running.forEach(({ consumer }) => consumer.start());
+    for (const resources of this.running) {
+      if (this.pausedKeys.has(this.keyOf(resources))) void resources.consumer.pause();
+      resources.consumer.start();
+    }
     for (const binding of this.routes.subscribed())
       this.consumerLogger().log(subscriptionLine(fullTopic(binding.topic), binding, this.settings.subscriptionType));
     this.setStatus('connected');
     this.statusTimer = setInterval(() => this.pollStatus(), STATUS_POLL_MS);
     this.statusTimer.unref();
+    this.refreshStatus();
   }
 
   private async startBinding(binding: Binding, all: readonly Binding[]): Promise<TopicResources> {
@@ -380,16 +436,20 @@ export class BabelPulsarServer
           ...(this.settings.retryPolicy && { retryPolicy: this.settings.retryPolicy }),
         },
         handlerPolicy: (urn) => routes.get(urn)?.policy,
-        isRetriable: isRetriableNestFailure,
+        isRetriable: (error, urn) => this.retriableRuleOf(routes.get(urn))(error),
+        delayedRetryRefusal: delayedRetryRefusal(
+          retryProducer === null,
+          this.settings.subscriptionType === 'Shared' || this.settings.subscriptionType === 'KeyShared',
+        ),
         concurrency: this.settings.concurrency,
         receiveTimeoutMs: this.settings.receiveTimeoutMs,
         hasHandler: (urn) => routes.has(urn) || this.routes.handledBySibling(binding, urn, all),
         handlerTimeoutMs: (urn) => routes.get(urn)?.timeoutMs ?? this.settings.handlerTimeoutMs,
         logStackTraces: this.settings.logStackTraces,
         // A URN only a sibling subscription of this topic handles is that subscription's work: acknowledged here.
-        dispatch: async (urn, envelope, message) => {
+        dispatch: async (urn, envelope, message, requests) => {
           const route = routes.get(urn);
-          if (route) await this.dispatch(route, urn, envelope, message, topic);
+          if (route) await this.dispatch(route, urn, envelope, message, topic, requests);
         },
         hooks: this.hooks(),
         logger: this.consumerLogger(),
@@ -407,6 +467,19 @@ export class BabelPulsarServer
       await Promise.allSettled(owned.map((producer) => producer.close()));
       throw error;
     }
+  }
+
+  /** The handler's own retriable rule, then the server's, then the built-in Nest rule (composed once per route). */
+  private retriableRuleOf(route: Route | undefined): (error: unknown) => boolean {
+    const cache = route ?? this;
+    let rule = this.retriableRules.get(cache);
+    if (!rule) {
+      rule = composeRetriable([route?.isRetriable, this.options.isRetriable], isRetriableNestFailure, (problem) =>
+        this.consumerLogger().warn(`${route?.name ?? 'the server'}: ${problem}`),
+      );
+      this.retriableRules.set(cache, rule);
+    }
+    return rule;
   }
 
   /** Which handlers can be called without Nest's pipeline: those with nothing for it to run. */
@@ -446,8 +519,9 @@ export class BabelPulsarServer
     envelope: Envelope,
     message: PulsarMessage,
     topic: string,
+    requests: SettleRequests,
   ): Promise<void> {
-    const context = contextFor([envelope, message, topic, urn], declaredAt);
+    const context = contextFor([envelope, message, topic, urn], declaredAt, requests);
     const run = async (): Promise<void> => {
       try {
         const payload = handlerPayload(urn, envelope.data, schema, this.options.cipher);
@@ -460,6 +534,8 @@ export class BabelPulsarServer
       } catch (reported) {
         throw declaredAt ? failureOf(reported) : unrelayedFailureOf(reported);
       }
+      // Asked for a retry or a dead letter: not handled, for what wraps the handler (idempotency, metrics, spans).
+      if (requests.requested !== null) throw new RequestedSettlement(requests.requested);
     };
     // A handler with a store of its own (@Idempotent) is governed by that store alone.
     const idempotency = ownIdempotency ? undefined : this.options.idempotency;
@@ -549,6 +625,8 @@ export class BabelPulsarServer
     );
     if (states.includes(false)) this.setStatus('reconnecting');
     else if (this.running.some(({ consumer }) => consumer.overdueCount > 0)) this.setStatus('stalled');
+    else if (this.running.length > 0 && this.running.every(({ consumer }) => consumer.isPaused))
+      this.setStatus('paused');
     else this.setStatus('connected');
   }
 

@@ -5,6 +5,7 @@ import type { DirectCall } from './direct-call.js';
 import type { BabelFailureRelay } from './failure-relay.js';
 import { normalizeTopic } from '../pulsar/websocket/topic.js';
 import type { PayloadSchema } from '../schema/payload-schema.js';
+import type { RetriableRule } from './retriable-rule.js';
 
 /** One handler as the server runs it. */
 export interface Route {
@@ -21,6 +22,8 @@ export interface Route {
   schema?: PayloadSchema;
   /** The handler has an idempotency store of its own: the module-wide one does not wrap it. */
   ownIdempotency?: boolean;
+  /** The handler's own retriable rule, asked before the server's (see composeRetriable). */
+  isRetriable?: RetriableRule;
 }
 
 /** A topic and subscription the server consumes, with the handlers routed within it. */

@@ -7,6 +7,7 @@ import { parseTopic } from '../pulsar/websocket/index.js';
 import { checkIdempotencyOptions, type IdempotencyOptions } from '../idempotency/store.js';
 import { resolveTelemetry, type ResolvedTelemetry, type TelemetryOption } from '../otel/telemetry-options.js';
 import { resolveServerOptions, type BabelPulsarServerOptions } from './server-options.js';
+import type { RetriableRule } from './retriable-rule.js';
 import { describeValue } from '../describe-value.js';
 import type { OutboxRelayOptions } from '../outbox/relay.js';
 import type { FieldCipher } from '../schema/gdpr.js';
@@ -48,6 +49,11 @@ export interface BabelQueueConsumerOptions {
   handlerTimeoutMs?: number;
   /** The stack trace of a failure on its log line instead of at debug level. Default false. */
   logStackTraces?: boolean;
+  /**
+   * Which failures are worth a retry: `true` retries, `false` dead-letters at once, `undefined` leaves it to the
+   * built-in rule; a handler's own `isRetriable` is asked first (docs/pulsar-features.md#your-own-retriable-rule).
+   */
+  isRetriable?: RetriableRule;
 }
 
 /**
@@ -232,6 +238,7 @@ const CONSUMER_KEYS = [
   'logStackTraces',
   'subscriptionInitialPosition',
   'nackRedeliverTimeoutMs',
+  'isRetriable',
 ] as const;
 
 /** The error every invalid module option raises: it names the option and what is allowed. */
@@ -484,6 +491,7 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
       subscriptionInitialPosition: consumer.subscriptionInitialPosition,
     }),
     ...(consumer.nackRedeliverTimeoutMs !== undefined && { nackRedeliverTimeoutMs: consumer.nackRedeliverTimeoutMs }),
+    ...(consumer.isRetriable !== undefined && { isRetriable: consumer.isRetriable }),
     ...(options.logger !== undefined && { logger: options.logger }),
     ...(options.idempotency !== undefined && { idempotency: options.idempotency }),
     ...(cipher !== undefined && { cipher }),

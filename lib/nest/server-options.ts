@@ -4,6 +4,7 @@ import type { FieldCipher } from '../schema/gdpr.js';
 import { resolveTelemetry, type ResolvedTelemetry, type TelemetryOption } from '../otel/telemetry-options.js';
 import type { PulsarClientLike, PulsarProducer, SubscriptionType } from '../pulsar/client-types.js';
 import { describeValue } from '../describe-value.js';
+import { checkRetriableRule, type RetriableRule } from './retriable-rule.js';
 
 /** Where retry and dead-letter producers come from when someone else owns them (the module does). */
 export interface ProducerSource {
@@ -92,6 +93,12 @@ export interface BabelPulsarServerOptions extends BabelQueueHooks {
    * when it starts waiting and one when it is connected.
    */
   brokerAtStart?: 'required' | 'optional';
+  /**
+   * Which failures are worth a retry, asked after a handler's own `isRetriable` and before the built-in rule
+   * (BabelNonRetriableError, 4xx HttpException and guard denials are not): `true` retries, `false` dead-letters at
+   * once, `undefined` leaves it to the built-in rule (docs/pulsar-features.md#your-own-retriable-rule).
+   */
+  isRetriable?: RetriableRule;
 }
 
 export interface ResolvedServerOptions {
@@ -194,6 +201,7 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
       throw new TypeError(`options.${hook} must be a function`);
   }
   const telemetry = resolveTelemetry(options.telemetry, 'options.telemetry');
+  checkRetriableRule(options.isRetriable, 'options.isRetriable');
   if (options.logStackTraces !== undefined && typeof options.logStackTraces !== 'boolean')
     throw new TypeError(`options.logStackTraces must be true or false, got ${String(options.logStackTraces)}`);
   const brokerAtStart = options.brokerAtStart ?? 'required';
