@@ -17,7 +17,6 @@ const message = (n: number) => {
   const w = wire(envelopeOf('urn:babel:orders:created', { n }));
   return new FakeMessage(w.payload, w.properties);
 };
-const numberOf = (m: PulsarMessage) => (JSON.parse(m.getData().toString('utf8')) as { data: { n: number } }).data.n;
 
 class QueueConsumer extends FakeConsumer {
   readonly queue: PulsarMessage[] = [];
