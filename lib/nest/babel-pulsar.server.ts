@@ -187,7 +187,8 @@ export class BabelPulsarServer
     if (babelExtras?.connection !== this.options.name) return;
     if (!babelExtras) this.warnForeignPattern(urn, isEventHandler);
     const name = babelExtras?.handler ?? 'an unnamed handler';
-    const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, owner, method, schema } = babelExtras ?? {};
+    const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, owner, method, schema, isRetriable } =
+      babelExtras ?? {};
     if (retryPolicy)
       checkDelayable(this.options.retry === 'nack', this.settings.subscriptionType, `${name} retryPolicy`);
     if (topic !== undefined && isProducer(this.options.retry)) {
@@ -204,6 +205,7 @@ export class BabelPulsarServer
         ...(owner !== undefined && method !== undefined && { declaredAt: { owner, method } }),
         ...(timeoutMs !== undefined && { timeoutMs }),
         ...(schema !== undefined && { schema }),
+        ...(isRetriable !== undefined && { isRetriable }),
         ...(extras[BABEL_OWN_IDEMPOTENCY] === true && { ownIdempotency: true }),
         ...((maxAttempts !== undefined || retryPolicy !== undefined) && {
           policy: {
