@@ -5,17 +5,20 @@ import 'reflect-metadata';
 import { jest } from '@jest/globals';
 import {
   Controller,
+  Module,
   UseGuards,
   UseInterceptors,
   type CallHandler,
   type CanActivate,
   type NestInterceptor,
 } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
 import { Ctx, Payload } from '@nestjs/microservices';
 import {
   BabelContext,
   BabelHandler,
   BabelNonRetriableError,
+  BabelPulsarServer,
   EnvelopeCodec,
   Idempotent,
   InMemoryIdempotencyStore,
@@ -25,7 +28,7 @@ import {
 } from '../../../lib/index.js';
 import { InMemoryPulsar } from '../../../lib/testing/index.js';
 import { backlog, newClient, receiveN, sleep, uniqueTopic, waitFor } from '../../support/broker.js';
-import { startService, type RunningService } from '../../support/nest-app.js';
+import { quietLogger, startService, type RunningService } from '../../support/nest-app.js';
 
 jest.setTimeout(60_000);
 
@@ -265,6 +268,32 @@ describe('pause and resume (real broker)', () => {
     expect(statusOf(service)).toBe('connected');
   });
 
+  it('pause() resolves once the message being handled is settled (acknowledged on the broker)', async () => {
+    const topic = uniqueTopic('pause-inflight');
+    let release: () => void = () => {};
+    const started: number[] = [];
+    @Controller()
+    class Slow {
+      @BabelHandler('urn:t:slow')
+      async slow(@Payload() data: { n: number }) {
+        started.push(data.n);
+        await new Promise<void>((resolve) => (release = resolve));
+      }
+    }
+    service = await startService([Slow], { client, topics: topic });
+    await publishAll(client, topic, [['urn:t:slow', 'slow']]);
+    await waitFor('the handler to start', () => started.length === 1);
+    let paused = false;
+    const pausing = service.server.pause().then(() => (paused = true));
+    await sleep(200);
+    expect(paused).toBe(false);
+    expect(service.server.describe()[0]).toMatchObject({ active: 1, paused: true });
+    release();
+    await pausing;
+    expect(service.settled).toEqual([expect.objectContaining({ action: 'ack' })]);
+    await waitFor('an empty backlog', async () => (await backlog(topic)) === 0);
+  });
+
   it('pauses one subscription of a topic and refuses a target it does not consume', async () => {
     const topic = uniqueTopic('pause-one');
     service = await startService([Counter], { client, topics: topic });
@@ -323,6 +352,61 @@ describe('in the testing kit, identically', () => {
       expect(kit.settled.map((event) => event.action)).toEqual(['retry', 'dead-letter', 'ack']);
     } finally {
       await kit.close();
+    }
+  });
+
+  it('module-wide idempotency does not remember a message whose handler asked for a retry', async () => {
+    const pulsar = new InMemoryPulsar();
+    const ran: number[] = [];
+    @Controller()
+    class Kit {
+      @BabelHandler('urn:t:kit')
+      kit(@Ctx() ctx: BabelContext) {
+        ran.push(ctx.getAttempts());
+        if (ctx.getAttempts() === 0) ctx.retry();
+      }
+    }
+    const kit = await startService([Kit], {
+      client: pulsar,
+      topics: 'orders',
+      idempotency: { store: new InMemoryIdempotencyStore() },
+    });
+    try {
+      await publishAll(pulsar, 'orders', [['urn:t:kit', 'once']]);
+      await waitFor('the retry handled', () => kit.settled.length === 2);
+      expect(ran).toEqual([0, 1]);
+      expect(kit.settled.map((event) => event.action)).toEqual(['retry', 'ack']);
+    } finally {
+      await kit.close();
+    }
+  });
+
+  it('a server paused before listen() starts paused', async () => {
+    const pulsar = new InMemoryPulsar();
+    const seen: number[] = [];
+    @Controller()
+    class Kit {
+      @BabelHandler('urn:t:count')
+      count(@Payload() data: { n: number }) {
+        seen.push(data.n);
+      }
+    }
+    @Module({ controllers: [Kit] })
+    class KitModule {}
+    const server = new BabelPulsarServer({ client: pulsar, topics: 'orders', logger: quietLogger });
+    const app = await NestFactory.createMicroservice(KitModule, { strategy: server, logger: false });
+    try {
+      await app.init();
+      await server.pause({ topic: 'orders' });
+      await app.listen();
+      expect(server.describe()).toEqual([expect.objectContaining({ paused: true })]);
+      await publishAll(pulsar, 'orders', [['urn:t:count', 'a']]);
+      await sleep(100);
+      expect(seen).toEqual([]);
+      server.resume();
+      await waitFor('the message after resume', () => seen.length === 1);
+    } finally {
+      await app.close();
     }
   });
 
