@@ -11,6 +11,11 @@ export interface TopicConsumerOptions extends Omit<ProcessorContext, 'onHandlerO
   receiveTimeoutMs?: number;
   /** Messages pushed by the client (native listener); without it the consumer asks with receive(). */
   feed?: PushFeed;
+  /**
+   * While paused, how many pushed messages are held before the client is made to wait (default 1000, the native
+   * receiver queue's size): a client that pushes asks the broker for more as each push returns.
+   */
+  pausedHoldLimit?: number;
   onSettled?(event: SettledEvent): void;
   onLoopError?(error: Error): void;
 }
@@ -19,6 +24,7 @@ const isTimeout = (error: unknown) => /timeout/i.test(asError(error).message);
 
 const DONE = Promise.resolve();
 const REPORTS_KEPT = 10_000;
+const PAUSED_HOLD_LIMIT = 1000;
 
 /**
  * One topic's intake: takes messages (pushed by the client, or received in a loop), processes up to
@@ -73,8 +79,8 @@ export class TopicConsumer {
   /**
    * Handles no new message until resume(): the receive loop stops asking, and a message the client still hands over
    * (a receive under way, the native listener emptying its receiver queue) is held, unacknowledged, until then.
-   * Resolves once every message already being handled has been settled. A pushing client is never parked here:
-   * other topics may share its listener thread.
+   * Resolves once every message already being handled has been settled. A pushing client is parked only once
+   * `pausedHoldLimit` messages are held: other topics may share its listener thread.
    */
   async pause(): Promise<void> {
     this.paused = true;
@@ -197,9 +203,10 @@ export class TopicConsumer {
     if (this.stopping) return undefined; // left unacknowledged: the broker redelivers it after close
     if (this.paused || this.held.length > 0) {
       this.held.push(message);
-      // While paused the listener returns at once (its thread may serve other topics); while the held messages
-      // drain after a resume, it waits for them as it waits for a slot.
-      return this.paused ? undefined : this.drainHeld();
+      if (!this.paused) return this.drainHeld(); // resumed, still draining: the client waits as for a slot
+      // The listener returns at once while it can (its thread may serve other topics); the native client then asks
+      // the broker for more, so past the limit it waits for resume(), and the broker keeps the rest.
+      return this.held.length < (this.options.pausedHoldLimit ?? PAUSED_HOLD_LIMIT) ? undefined : this.whileResumed();
     }
     this.track(message);
     return this.inFlight.size < this.options.concurrency ? undefined : this.freeSlot();

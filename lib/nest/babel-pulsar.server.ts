@@ -444,6 +444,10 @@ export class BabelPulsarServer
           this.settings.subscriptionType === 'Shared' || this.settings.subscriptionType === 'KeyShared',
         ),
         concurrency: this.settings.concurrency,
+        // Held while paused at most what the client's own receiver queue holds (its default 1000 otherwise).
+        ...(this.options.receiverQueueSize !== undefined && {
+          pausedHoldLimit: Math.max(1, this.options.receiverQueueSize),
+        }),
         receiveTimeoutMs: this.settings.receiveTimeoutMs,
         hasHandler: (urn) => routes.has(urn) || this.routes.handledBySibling(binding, urn, all),
         handlerTimeoutMs: (urn) => routes.get(urn)?.timeoutMs ?? this.settings.handlerTimeoutMs,

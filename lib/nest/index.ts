@@ -4,6 +4,8 @@ export type { BabelHandlerOptions } from './babel-handler.decorator.js';
 export { BabelContext } from './babel.context.js';
 export { BabelPulsarServer } from './babel-pulsar.server.js';
 export type { BabelServerEvents, BabelServerStatus } from './babel-pulsar.server.js';
+export type { SubscriptionTarget } from './pause-control.js';
+export type { RetriableRule } from './retriable-rule.js';
 export type { BabelPulsarServerOptions, ProducerSource } from './server-options.js';
 export { BabelPulsarClient } from './babel-pulsar.client.js';
 export type {

@@ -27,7 +27,7 @@ import {
   type PulsarMessage,
 } from '../../../lib/index.js';
 import { InMemoryPulsar } from '../../../lib/testing/index.js';
-import { backlog, newClient, receiveN, sleep, uniqueTopic, waitFor } from '../../support/broker.js';
+import { backlog, newClient, receiveN, sleep, uniqueTopic, waitFor, webUrl } from '../../support/broker.js';
 import { quietLogger, startService, type RunningService } from '../../support/nest-app.js';
 
 jest.setTimeout(60_000);
@@ -266,6 +266,36 @@ describe('pause and resume (real broker)', () => {
     expect([...handled].sort((a, b) => a - b)).toEqual(Array.from({ length: 21 }, (_, n) => n));
     expect(service.server.describe()[0]!.paused).toBe(false);
     expect(statusOf(service)).toBe('connected');
+  });
+
+  it('while paused the consumer takes from the broker no more than its receiver queue allows', async () => {
+    const topic = uniqueTopic('pause-permits');
+    service = await startService([Counter], { client, topics: topic, receiverQueueSize: 5 });
+    await service.server.pause();
+    // Unbatched, so that the broker counts messages as the receiver queue does (a batch is one entry).
+    const producer = await client.createProducer({ topic, batchingEnabled: false });
+    const sends: Array<Promise<unknown>> = [];
+    for (let n = 1; n <= 60; n++) {
+      const envelope = EnvelopeCodec.make('urn:t:count', { n }, { queue: topic });
+      sends.push(
+        producer.send({ data: EnvelopeCodec.encodeToBuffer(envelope), properties: pulsarProperties(envelope) }),
+      );
+    }
+    await Promise.all(sends);
+    await producer.close();
+    await sleep(1000);
+    const stats = (await (await fetch(`${webUrl()}/admin/v2/persistent/public/default/${topic}/stats`)).json()) as {
+      subscriptions: Record<string, { msgBacklog: number; unackedMessages: number }>;
+    };
+    const subscription = stats.subscriptions.babelqueue!;
+    // Native: its receiver queue (5) and what the consumer holds (5), the listener then waits; WebSocket: 5.
+    expect(subscription.unackedMessages).toBeLessThanOrEqual(11);
+    expect(subscription.msgBacklog).toBe(60);
+    expect(handled).toEqual([]);
+    service.server.resume();
+    await waitFor('all sixty after resume', () => handled.length === 60);
+    await waitFor('an empty backlog', async () => (await backlog(topic)) === 0);
+    expect([...handled].sort((x, y) => x - y)).toEqual(Array.from({ length: 60 }, (_, n) => n + 1));
   });
 
   it('pause() resolves once the message being handled is settled (acknowledged on the broker)', async () => {

@@ -30,7 +30,7 @@ class QueueConsumer extends FakeConsumer {
   }
 }
 
-function intake(concurrency: number, feed?: PushFeed) {
+function intake(concurrency: number, feed?: PushFeed, pausedHoldLimit?: number) {
   const consumer = new QueueConsumer();
   const handled: number[] = [];
   const gates: Array<() => void> = [];
@@ -51,6 +51,7 @@ function intake(concurrency: number, feed?: PushFeed) {
     concurrency,
     receiveTimeoutMs: 5,
     ...(feed && { feed }),
+    ...(pausedHoldLimit !== undefined && { pausedHoldLimit }),
   });
   return {
     consumer,
@@ -124,6 +125,38 @@ describe('TopicConsumer.pause() with a push feed', () => {
     await until(() => consumer.acked.length === 6);
     expect(handled).toEqual([1, 2, 3, 4, 5, 6]);
     await loop.stop(1000);
+  });
+
+  it('makes the client wait once the hold limit is reached (it would ask the broker for more), until resume()', async () => {
+    const feed = new PushFeed();
+    const { consumer, loop, handled } = intake(1, feed, 3);
+    loop.start();
+    await loop.pause();
+    expect([feed.deliver(message(1)), feed.deliver(message(2))]).toEqual([undefined, undefined]);
+    let released = false;
+    const third = feed.deliver(message(3));
+    expect(third).toBeInstanceOf(Promise);
+    void third!.then(() => (released = true));
+    await tick(20);
+    expect(released).toBe(false);
+    expect(handled).toEqual([]);
+    loop.resume();
+    await third;
+    await feed.deliver(message(4));
+    await until(() => consumer.acked.length === 4);
+    expect(handled).toEqual([1, 2, 3, 4]);
+    await loop.stop(1000);
+  });
+
+  it('stop() releases a client parked at the hold limit', async () => {
+    const feed = new PushFeed();
+    const { consumer, loop } = intake(1, feed, 1);
+    loop.start();
+    await loop.pause();
+    const parked = feed.deliver(message(1));
+    await loop.stop(1000);
+    await parked;
+    expect(consumer.acked).toHaveLength(0);
   });
 
   it('keeps the concurrency bound while the held messages drain', async () => {
