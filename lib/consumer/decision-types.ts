@@ -46,6 +46,8 @@ export type Outcome =
       error: unknown;
       /** False when retrying cannot help (BabelNonRetriableError, a 4xx HttpException): straight to the cap. */
       retriable?: boolean;
+      /** The retry copy's delay, ms, instead of the retry policy's (the handler's `ctx.retry({ delayMs })`). */
+      delayMs?: number;
     };
 
 export interface SettlementPolicy {

@@ -20,3 +20,5 @@ export { checkRetryPolicy, DEFAULT_MAX_RETRY_DELAY_MS, retryDelayMs } from './re
 export type { RetryPolicy } from './retry-delay.js';
 export { deadLetterLine, failureLine } from './diagnostics.js';
 export type { DeadLetterFacts, FailureFacts, FailureOutcome } from './diagnostics.js';
+export { RetryRequestedError } from './settle-request.js';
+export type { RetryRequestOptions, SettleRequest, SettleRequests } from './settle-request.js';

@@ -15,9 +15,18 @@ import { bareRecord, bodyOmittedRecord, isTooBig } from './oversize.js';
 import { deadLetterLine, failureLevel, failureLine, failureOutcomeOf, unreachable } from './diagnostics.js';
 import type { RetryPolicy } from './retry-delay.js';
 import { countedAttempt, decideSettlement } from './settle.js';
+import { outcomeOfRequest, RequestedSettlement, SettleRequests } from './settle-request.js';
 
-/** Runs the handler for a URN; rejects when the handler fails. */
-export type Dispatcher = (urn: string, envelope: Envelope, message: PulsarMessage) => Promise<void>;
+/**
+ * Runs the handler for a URN; rejects when the handler fails. `requests` takes what the handler asks for
+ * (`ctx.retry()`, `ctx.deadLetter()`): it decides the settlement however the handler ends.
+ */
+export type Dispatcher = (
+  urn: string,
+  envelope: Envelope,
+  message: PulsarMessage,
+  requests: SettleRequests,
+) => Promise<void>;
 
 export interface ProcessorContext {
   topic: string;
@@ -27,8 +36,10 @@ export interface ProcessorContext {
   policy: Omit<SettlementPolicy, 'now' | 'deadLetter' | 'retryBy' | 'jitterSample'>;
   /** A handler's own `maxAttempts` / `retryPolicy`, which win over `policy` for its URN. */
   handlerPolicy?: (urn: string) => HandlerPolicy | undefined;
-  /** Whether a failure may be retried; default: anything but a BabelNonRetriableError. */
-  isRetriable?: (error: unknown) => boolean;
+  /** Whether a failure of the URN's handler may be retried; default: anything but a BabelNonRetriableError. */
+  isRetriable?: (error: unknown, urn: string) => boolean;
+  /** Why `ctx.retry({ delayMs })` cannot be honoured on this consumer (see delayedRetryRefusal); absent = it can. */
+  delayedRetryRefusal?: string | null;
   /** Draws the jitter sample in [0, 1); default Math.random. */
   random?: () => number;
   hasHandler(urn: string): boolean;
@@ -108,8 +119,18 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
         ctx.hooks.onRoutingMismatch?.(mismatch.propertyUrn, mismatch.bodyUrn, inspection.envelope, message),
       );
     }
-    outcome = await runHandler(inspection.urn, inspection.envelope, message, ctx);
-    if (outcome.kind === 'failed' && !(ctx.isRetriable ?? isRetriableByDefault)(outcome.error)) {
+    const requests = new SettleRequests(ctx.delayedRetryRefusal ?? null);
+    outcome = await runHandler(inspection.urn, inspection.envelope, message, ctx, requests);
+    const requested = requests.settle();
+    if (requested !== null) {
+      // The handler's first word decides, whatever it did afterwards (docs/pulsar-features.md#settling-from-the-handler).
+      if (outcome.kind === 'failed' && !(outcome.error instanceof RequestedSettlement))
+        ctx.logger.warn(
+          `handler for ${inspection.urn} on ${ctx.topic} failed after asking for ${requested.kind === 'retry' ? 'a retry' : 'a dead letter'}: ` +
+            `settled as asked; the failure was ${asError(outcome.error).message}`,
+        );
+      outcome = outcomeOfRequest(requested);
+    } else if (outcome.kind === 'failed' && !(ctx.isRetriable ?? isRetriableByDefault)(outcome.error, inspection.urn)) {
       outcome = { ...outcome, retriable: false };
     }
     if (outcome.kind === 'failed') {
@@ -195,6 +216,7 @@ async function runHandler(
   envelope: Envelope,
   message: PulsarMessage,
   ctx: ProcessorContext,
+  requests: SettleRequests,
 ): Promise<Outcome> {
   if (!ctx.hasHandler(urn)) {
     if (!ctx.hooks.onUnknownUrn) return { kind: 'failed', reason: 'unknown_urn', error: new UnknownUrnError(urn) };
@@ -208,7 +230,7 @@ async function runHandler(
   try {
     const timeoutMs = ctx.handlerTimeoutMs?.(urn) ?? 0;
     await withHandlerTimeout(
-      ctx.dispatch(urn, envelope, message),
+      ctx.dispatch(urn, envelope, message, requests),
       urn,
       timeoutMs,
       (stillRunning) => ctx.onHandlerOverdue?.(urn, timeoutMs, stillRunning),

@@ -88,7 +88,7 @@ function settleFailure(
   const nonRetriable = outcome.retriable === false;
   if (attempt < policy.maxAttempts && !nonRetriable) {
     const body = EnvelopeCodec.encodeToBuffer(EnvelopeCodec.withAttempts(inspection.envelope, attempt));
-    return retry(body, withAttemptsProperty(message.properties, attempt), attempt, policy, why);
+    return retry(body, withAttemptsProperty(message.properties, attempt), attempt, policy, why, outcome.delayMs);
   }
   if (!policy.deadLetter) {
     const warning = nonRetriable
@@ -132,11 +132,12 @@ function retry(
   attempt: number,
   policy: SettlementPolicy,
   why: string,
+  ownDelayMs?: number,
 ): Settlement {
   if (policy.retryBy === 'nack')
     return { action: 'nack', why: `${why}; retry ${attempt} of ${policy.maxAttempts - 1}` };
-  // Retry n follows the n-th counted attempt.
-  const delayMs = retryDelayMs(policy.retryPolicy, attempt, policy.jitterSample);
+  // Retry n follows the n-th counted attempt; a delay the handler asked for replaces the policy's for this copy.
+  const delayMs = ownDelayMs ?? retryDelayMs(policy.retryPolicy, attempt, policy.jitterSample);
   if (delayMs <= 0) return { action: 'retry', copy: { data, properties }, attempt, delayMs: 0 };
   // A delayed publish (docs/contract.md#delays) sets the absolute delivery time and mirrors the delay in bq-delay.
   const delayed = { ...properties, [BQ.delay]: String(delayMs) };

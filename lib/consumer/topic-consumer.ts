@@ -12,12 +12,18 @@ export interface TopicConsumerOptions extends Omit<ProcessorContext, 'onHandlerO
   receiveTimeoutMs?: number;
   /** Messages pushed by the client (native listener); without it the consumer asks with receive(). */
   feed?: PushFeed;
+  /**
+   * While paused, how many pushed messages are held before the client is made to wait (default 1000, the native
+   * receiver queue's size): a client that pushes asks the broker for more as each push returns.
+   */
+  pausedHoldLimit?: number;
   onSettled?(event: SettledEvent): void;
   onLoopError?(error: Error): void;
 }
 
 const DONE = Promise.resolve();
 const REPORTS_KEPT = 10_000;
+const PAUSED_HOLD_LIMIT = 1000;
 
 /**
  * One topic's intake: takes messages (pushed by the client, or received in a loop), processes up to
@@ -31,8 +37,15 @@ export class TopicConsumer {
   private stopping = false;
   private started = false;
   private loop: Promise<void> | null = null;
-  /** Resolved when a slot frees (or on stop); one waiter at a time: the loop or the client's push. */
-  private slotWaiter: (() => void) | null = null;
+  /** Resolved when a slot frees (or on stop): the loop, the client's push, the resume drain. */
+  private readonly slotWaiters: Array<() => void> = [];
+  /** See pause(): no new message is handled while set. */
+  private paused = false;
+  /** Resolved on resume (or stop). */
+  private resumeWaiters: Array<() => void> = [];
+  /** Messages the client handed over while paused, handled in order on resume (left for redelivery on stop). */
+  private held: PulsarMessage[] = [];
+  private draining: Promise<void> | null = null;
 
   private readonly context: ProcessorContext;
 
@@ -51,6 +64,34 @@ export class TopicConsumer {
 
   get activeCount(): number {
     return this.inFlight.size;
+  }
+
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  /** Messages handed over by the client while paused, waiting for resume(). */
+  get heldCount(): number {
+    return this.held.length;
+  }
+
+  /**
+   * Handles no new message until resume(): the receive loop stops asking, and a message the client still hands over
+   * (a receive under way, the native listener emptying its receiver queue) is held, unacknowledged, until then.
+   * Resolves once every message already being handled has been settled. A pushing client is parked only once
+   * `pausedHoldLimit` messages are held: other topics may share its listener thread.
+   */
+  async pause(): Promise<void> {
+    this.paused = true;
+    await Promise.all([...this.inFlight]);
+  }
+
+  /** Handles messages again: the held ones first, in the order they came. */
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.wakeResumeWaiters();
+    if (this.held.length > 0) void this.drainHeld();
   }
 
   /** Handlers that passed their time-out and have not ended yet (a stall shows here). */
@@ -74,7 +115,11 @@ export class TopicConsumer {
   async stop(timeoutMs: number): Promise<void> {
     this.stopping = true;
     this.options.feed?.close();
-    this.releaseSlotWaiter();
+    this.releaseSlotWaiters();
+    this.wakeResumeWaiters();
+    // Never handed to a handler: left unacknowledged, the broker redelivers them once the consumer is closed.
+    this.held = [];
+    await this.draining;
     await this.loop;
     if (this.inFlight.size > 0) {
       let timer: NodeJS.Timeout | undefined;
@@ -102,6 +147,7 @@ export class TopicConsumer {
     let failures = 0;
     while (!this.stopping) {
       await this.freeSlot();
+      await this.whileResumed();
       if (this.stopping) break;
       let message: PulsarMessage;
       try {
@@ -119,28 +165,60 @@ export class TopicConsumer {
         await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** failures, 5000)));
         continue;
       }
+      // Received as the pause began: it waits for resume (on stop it is left for redelivery).
+      await this.whileResumed();
+      if (this.stopping) break;
       this.track(message);
     }
+  }
+
+  private whileResumed(): Promise<void> {
+    if (!this.paused || this.stopping) return DONE;
+    return new Promise((resolve) => this.resumeWaiters.push(resolve));
+  }
+
+  private wakeResumeWaiters(): void {
+    const waiters = this.resumeWaiters;
+    this.resumeWaiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  /** Hands the held messages to handlers, one per free slot; stops at a new pause (or stop). */
+  private drainHeld(): Promise<void> {
+    this.draining ??= (async () => {
+      while (this.held.length > 0 && !this.paused && !this.stopping) {
+        while (this.inFlight.size >= this.options.concurrency && !this.stopping) await this.freeSlot();
+        if (this.paused || this.stopping) break;
+        this.track(this.held.shift()!);
+      }
+    })().finally(() => {
+      this.draining = null;
+    });
+    return this.draining;
   }
 
   /** The client's push: processes the message; a promise only when the client must wait for a slot. */
   private acceptPushed(message: PulsarMessage): PushResult {
     if (this.stopping) return undefined; // left unacknowledged: the broker redelivers it after close
+    if (this.paused || this.held.length > 0) {
+      this.held.push(message);
+      if (!this.paused) return this.drainHeld(); // resumed, still draining: the client waits as for a slot
+      // The listener returns at once while it can (its thread may serve other topics); the native client then asks
+      // the broker for more, so past the limit it waits for resume(), and the broker keeps the rest.
+      return this.held.length < (this.options.pausedHoldLimit ?? PAUSED_HOLD_LIMIT) ? undefined : this.whileResumed();
+    }
     this.track(message);
     return this.inFlight.size < this.options.concurrency ? undefined : this.freeSlot();
   }
 
   private freeSlot(): Promise<void> {
     if (this.inFlight.size < this.options.concurrency || this.stopping) return DONE;
-    return new Promise((resolve) => {
-      this.slotWaiter = resolve;
-    });
+    return new Promise((resolve) => this.slotWaiters.push(resolve));
   }
 
-  private releaseSlotWaiter(): void {
-    const waiter = this.slotWaiter;
-    this.slotWaiter = null;
-    waiter?.();
+  /** Wakes every waiter; each checks again (the drain loops, a woken listener's next message joins the held ones). */
+  private releaseSlotWaiters(): void {
+    for (const wake of this.slotWaiters.splice(0)) wake();
   }
 
   private track(message: PulsarMessage): void {
@@ -164,7 +242,7 @@ export class TopicConsumer {
 
   private release(tracked: Promise<void>): void {
     this.inFlight.delete(tracked);
-    this.releaseSlotWaiter();
+    this.releaseSlotWaiters();
   }
 
   private readonly reported = new Set<string>();

@@ -1,13 +1,14 @@
 import { UseInterceptors, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import { concat, defer, from, ignoreElements, mergeMap, of, type Observable } from 'rxjs';
 import { PATTERN_EXTRAS_METADATA } from '@nestjs/microservices/constants.js';
-import { BabelContext } from '../nest/babel.context.js';
+import { BabelContext, settleRequested } from '../nest/babel.context.js';
 import { BABEL_OWN_IDEMPOTENCY } from '../nest/constants.js';
 import { checkIdempotencyOptions, type IdempotencyOptions, type IdempotencyStore } from './store.js';
 
 /**
  * Per-handler idempotency as a Nest interceptor: a duplicate `meta.id` completes without calling the handler (so
- * the message is acknowledged); the id is remembered only once the handler's result completed without error.
+ * the message is acknowledged); the id is remembered only once the handler's result completed without error and
+ * without a `ctx.retry()` / `ctx.deadLetter()`.
  */
 export class IdempotencyInterceptor implements NestInterceptor {
   constructor(private readonly store: IdempotencyStore) {}
@@ -24,7 +25,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
           : concat(
               next.handle(),
               defer(async () => {
-                await this.store.remember(id);
+                // A handler that asked for a retry or a dead letter did not handle the message: its retry runs again.
+                if (!settleRequested(babel)) await this.store.remember(id);
               }).pipe(ignoreElements()),
             ),
       ),

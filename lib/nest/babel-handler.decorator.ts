@@ -11,6 +11,7 @@ import { checkHandlerCombination, DEFAULT_PATTERN_DISCOVERY_MS, handlerOptionTab
 import type { BatchOptions, ResolvedBatchOptions } from '../consumer/batch-collector.js';
 import type { TopicPattern } from '../pulsar/topic-pattern.js';
 import type { PulsarConsumerOptions } from '../pulsar/client-options.js';
+import type { RetriableRule } from './retriable-rule.js';
 
 /** The options of `@BabelHandler(urn, options)`. */
 export type BabelHandlerOptions = OptionsInput<typeof handlerOptionTable>;
@@ -29,6 +30,7 @@ export interface BabelHandlerExtras {
   connection?: string;
   schema?: PayloadSchema;
   consumerOptions?: PulsarConsumerOptions;
+  isRetriable?: RetriableRule;
   batch?: ResolvedBatchOptions;
   topicsPattern?: TopicPattern;
   patternDiscoveryMs?: number;
@@ -76,7 +78,7 @@ export function BabelHandler(
   const resolved = resolveOptions(handlerOptionTable, options, (key) => `@BabelHandler ${key}`, raiseStandardError);
   checkHandlerCombination(resolved, options);
   const { timeoutMs, maxAttempts, retryPolicy, topic, subscription, connection, consumerOptions } = resolved;
-  const { batch, topicsPattern, patternDiscoveryMs } = resolved;
+  const { batch, topicsPattern, patternDiscoveryMs, isRetriable } = resolved;
   const idempotent = options.idempotency ? Idempotent(options.idempotency) : undefined;
   const given = options.schema ?? (isUrnContract(urnOrContract) ? urnOrContract.schema : undefined);
   const schema = given === undefined ? undefined : checkPayloadSchema(given, `@BabelHandler('${pattern}') schema`);
@@ -96,6 +98,7 @@ export function BabelHandler(
         ...(connection !== undefined && { connection }),
         ...(schema !== undefined && { schema }),
         ...(consumerOptions !== undefined && { consumerOptions }),
+        ...(isRetriable !== undefined && { isRetriable }),
         ...(batch !== undefined && { batch }),
         ...(topicsPattern !== undefined && {
           topicsPattern,

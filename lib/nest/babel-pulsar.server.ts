@@ -44,9 +44,15 @@ import { BatchDispatch } from './batch-dispatch.js';
 import { PatternWatch } from './pattern-watch.js';
 import { topicListerOf } from '../pulsar/topic-lister.js';
 import type { BabelBatchContext } from './babel-batch.context.js';
+import { delayedRetryRefusal, RequestedSettlement, type SettleRequests } from '../consumer/settle-request.js';
+import { composeRetriable } from './retriable-rule.js';
+import { pauseKey, selectSubscriptions, type SubscriptionTarget } from './pause-control.js';
 
-/** `stalled`: connected, but some handler passed its time-out and still runs (see describe()). */
-export type BabelServerStatus = 'connected' | 'disconnected' | 'reconnecting' | 'stalled' | 'closed';
+/**
+ * `stalled`: connected, but some handler passed its time-out and still runs (see describe()). `paused`: connected,
+ * and every consumer is paused (see pause(); describe() tells which are when only some are).
+ */
+export type BabelServerStatus = 'connected' | 'disconnected' | 'reconnecting' | 'stalled' | 'paused' | 'closed';
 
 /** Events of `server.on(...)`. */
 export type BabelServerEvents = {
@@ -133,6 +139,10 @@ export class BabelPulsarServer
   private consuming = false;
   /** The batches of the batch handlers (docs/pulsar-features.md#batch-handlers). */
   private readonly batches = new BatchDispatch((route, payloads, context) => this.callBatch(route, payloads, context));
+  /** The consumers paused by pause() (pauseKey), also those not subscribed yet: they start paused. */
+  private readonly pausedKeys = new Set<string>();
+  /** Each route's composed retriable rule (the server itself for a URN without a route). */
+  private readonly retriableRules = new WeakMap<object, (error: unknown) => boolean>();
 
   constructor(private readonly options: BabelPulsarServerOptions) {
     super();
@@ -198,9 +208,9 @@ export class BabelPulsarServer
     if (babelExtras?.connection !== this.settings.name) return;
     if (!babelExtras) this.warnForeignPattern(urn, isEventHandler);
     const name = babelExtras?.handler ?? 'an unnamed handler';
-    const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, owner, method, schema, consumerOptions, batch } =
+    const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, owner, method, schema, consumerOptions } =
       babelExtras ?? {};
-    const { topicsPattern, patternDiscoveryMs } = babelExtras ?? {};
+    const { batch, topicsPattern, patternDiscoveryMs, isRetriable } = babelExtras ?? {};
     if (retryPolicy)
       checkDelayable(
         this.settings.retry === 'nack',
@@ -223,6 +233,7 @@ export class BabelPulsarServer
         ...(timeoutMs !== undefined && { timeoutMs }),
         ...(schema !== undefined && { schema }),
         ...(consumerOptions !== undefined && { consumerOptions }),
+        ...(isRetriable !== undefined && { isRetriable }),
         ...(extras[BABEL_OWN_IDEMPOTENCY] === true && { ownIdempotency: true }),
         ...(batch !== undefined && { batch }),
         ...((maxAttempts !== undefined || retryPolicy !== undefined) && {
@@ -261,6 +272,8 @@ export class BabelPulsarServer
     active: number;
     overdue: number;
     connected: boolean;
+    /** Paused by pause(): no new message is handled until resume(). */
+    paused: boolean;
     refused: RefusedProducerState[];
   }> {
     return this.running.map(({ consumer, deferred, subscription }) => ({
@@ -269,8 +282,48 @@ export class BabelPulsarServer
       active: consumer.activeCount,
       overdue: consumer.overdueCount,
       connected: consumer.isConnected(),
+      paused: consumer.isPaused,
       refused: deferred.map((producer) => producer.state()).filter((state) => state.refused !== null),
     }));
+  }
+
+  /**
+   * Stops handling new messages on the consumers `target` names (none: all of them; a topic alone: all its
+   * subscriptions) until resume(). Resolves once the messages already being handled have been settled. Nothing is
+   * lost: what the client had already received waits, unacknowledged, for resume() (or is redelivered after close).
+   * Before listen(), the consumers start paused. Throws when `target` names no consumer of this server.
+   */
+  async pause(target?: SubscriptionTarget): Promise<void> {
+    const keys = this.pauseKeysOf(target, 'pause()');
+    for (const key of keys) this.pausedKeys.add(key);
+    const pausing = this.running.filter((resources) => keys.has(this.keyOf(resources)));
+    const settled = Promise.all(pausing.map(({ consumer }) => consumer.pause()));
+    this.refreshStatus();
+    await settled;
+  }
+
+  /** Handles messages again on the consumers `target` names (none: all), those held while paused first. */
+  resume(target?: SubscriptionTarget): void {
+    const keys = this.pauseKeysOf(target, 'resume()');
+    for (const key of keys) this.pausedKeys.delete(key);
+    for (const resources of this.running) if (keys.has(this.keyOf(resources))) resources.consumer.resume();
+    this.refreshStatus();
+  }
+
+  private pauseKeysOf(target: SubscriptionTarget | undefined, call: string): Set<string> {
+    if (this.closing) throw new Error(`${call}: BabelPulsarServer was closed`);
+    const consumed = this.routes.subscribed().map(({ topic, subscription }) => ({ topic, subscription }));
+    const selected = selectSubscriptions(consumed, target, call, fullTopic);
+    return new Set(selected.map(({ topic, subscription }) => pauseKey(fullTopic(topic), subscription)));
+  }
+
+  private keyOf({ consumer, subscription }: TopicResources): string {
+    return pauseKey(fullTopic(consumer.topic), subscription);
+  }
+
+  /** The status at once after pause() / resume() (the poll would tell within a second). */
+  private refreshStatus(): void {
+    if (this.statusTimer !== null) this.pollStatus();
   }
 
   private async start(): Promise<void> {
@@ -338,7 +391,10 @@ export class BabelPulsarServer
   private startConsuming(): void {
     if (this.closing) return;
     this.consuming = true;
-    this.running.forEach(({ consumer }) => consumer.start());
+    for (const resources of this.running) {
+      if (this.pausedKeys.has(this.keyOf(resources))) void resources.consumer.pause();
+      resources.consumer.start();
+    }
     for (const binding of this.routes.subscribed()) {
       const watch = this.patterns.get(binding);
       if (watch) this.consumerLogger().log(patternLine(watch, binding));
@@ -349,6 +405,7 @@ export class BabelPulsarServer
     this.setStatus('connected');
     this.statusTimer = setInterval(() => this.pollStatus(), STATUS_POLL_MS);
     this.statusTimer.unref();
+    this.refreshStatus();
   }
 
   /**
@@ -436,16 +493,24 @@ export class BabelPulsarServer
           ...(this.settings.retryPolicy && { retryPolicy: this.settings.retryPolicy }),
         },
         handlerPolicy: (urn) => routes.get(urn)?.policy,
-        isRetriable: isRetriableNestFailure,
+        isRetriable: (error, urn) => this.retriableRuleOf(routes.get(urn))(error),
+        delayedRetryRefusal: delayedRetryRefusal(
+          retryProducer === null,
+          this.settings.subscriptionType === 'Shared' || this.settings.subscriptionType === 'KeyShared',
+        ),
         concurrency: batchConcurrency(this.settings.concurrency, routes),
+        // Held while paused at most what the client's own receiver queue holds (its default 1000 otherwise).
+        ...(this.settings.receiverQueueSize !== undefined && {
+          pausedHoldLimit: Math.max(1, this.settings.receiverQueueSize),
+        }),
         receiveTimeoutMs: this.settings.receiveTimeoutMs,
         hasHandler: (urn) => routes.has(urn) || this.routes.handledBySibling(binding, urn, all),
         handlerTimeoutMs: (urn) => batchTimeoutMs(routes.get(urn), this.settings.handlerTimeoutMs),
         logStackTraces: this.settings.logStackTraces,
         // A URN only a sibling subscription of this topic handles is that subscription's work: acknowledged here.
-        dispatch: async (urn, envelope, message) => {
+        dispatch: async (urn, envelope, message, requests) => {
           const route = routes.get(urn);
-          if (route) await this.dispatch(route, urn, envelope, message, topic);
+          if (route) await this.dispatch(route, urn, envelope, message, topic, requests);
         },
         hooks: this.hooks(),
         logger: this.consumerLogger(),
@@ -463,6 +528,19 @@ export class BabelPulsarServer
       await producers.closeOwned();
       throw error;
     }
+  }
+
+  /** The handler's own retriable rule, then the server's, then the built-in Nest rule (composed once per route). */
+  private retriableRuleOf(route: Route | undefined): (error: unknown) => boolean {
+    const cache = route ?? this;
+    let rule = this.retriableRules.get(cache);
+    if (!rule) {
+      rule = composeRetriable([route?.isRetriable, this.settings.isRetriable], isRetriableNestFailure, (problem) =>
+        this.consumerLogger().warn(`${route?.name ?? 'the server'}: ${problem}`),
+      );
+      this.retriableRules.set(cache, rule);
+    }
+    return rule;
   }
 
   /** Which handlers can be called without Nest's pipeline: those with nothing for it to run. */
@@ -502,9 +580,10 @@ export class BabelPulsarServer
     envelope: Envelope,
     message: PulsarMessage,
     topic: string,
+    requests: SettleRequests,
   ): Promise<void> {
     const { declaredAt, schema, ownIdempotency, batch } = original;
-    const context = contextFor([envelope, message, topic, urn], declaredAt);
+    const context = contextFor([envelope, message, topic, urn], declaredAt, requests);
     const run = async (): Promise<void> => {
       let payload: unknown;
       try {
@@ -512,8 +591,10 @@ export class BabelPulsarServer
       } catch (reported) {
         throw declaredAt ? failureOf(reported) : unrelayedFailureOf(reported);
       }
-      if (batch) return this.batches.add(original, { payload, context });
-      return BabelPulsarServer.invoke(original, payload, context);
+      if (batch) await this.batches.add(original, { payload, context });
+      else await BabelPulsarServer.invoke(original, payload, context);
+      // Asked for a retry or a dead letter: not handled, for what wraps the handler (idempotency, metrics, spans).
+      if (requests.requested !== null) throw new RequestedSettlement(requests.requested);
     };
     // A handler with a store of its own (@Idempotent) is governed by that store alone.
     const idempotency = ownIdempotency ? undefined : this.settings.idempotency;
@@ -626,6 +707,8 @@ export class BabelPulsarServer
     );
     if (states.includes(false)) this.setStatus('reconnecting');
     else if (this.running.some(({ consumer }) => consumer.overdueCount > 0)) this.setStatus('stalled');
+    else if (this.running.length > 0 && this.running.every(({ consumer }) => consumer.isPaused))
+      this.setStatus('paused');
     else this.setStatus('connected');
   }
 

@@ -4,6 +4,7 @@ import type { Envelope } from '../envelope/index.js';
 import type { PulsarMessage } from '../pulsar/client-types.js';
 import { partitionOf } from '../pulsar/partition.js';
 import { isReplay } from '../redrive/replay.js';
+import type { RetryRequestOptions, SettleRequests } from '../consumer/settle-request.js';
 
 type BabelContextArgs = [envelope: Envelope, message: PulsarMessage, topic: string, urn: string];
 
@@ -14,20 +15,47 @@ export interface HandlerRef {
 }
 
 const HANDLER = Symbol('babelqueue.handler');
+const REQUESTS = Symbol('babelqueue.settleRequests');
 
-/** The context of a message for the handler `handler` (kept off the public type: the transport's own detail). */
-export function contextFor(args: BabelContextArgs, handler: HandlerRef | undefined): BabelContext {
-  return withHandler(new BabelContext(args), handler);
+interface TransportDetails {
+  [HANDLER]?: HandlerRef | undefined;
+  [REQUESTS]?: SettleRequests;
+}
+
+/**
+ * The context of a message for the handler `handler`, taking its settle requests into `requests` (both kept off
+ * the public type: the transport's own detail).
+ */
+export function contextFor(
+  args: BabelContextArgs,
+  handler: HandlerRef | undefined,
+  requests?: SettleRequests,
+): BabelContext {
+  const context = withHandler(new BabelContext(args), handler);
+  if (requests) (context as unknown as TransportDetails)[REQUESTS] = requests;
+  return context;
 }
 
 /** Records which handler a context (single or batch) is made for, for the failure relay. */
 export function withHandler<C extends object>(context: C, handler: HandlerRef | undefined): C {
-  (context as unknown as Record<typeof HANDLER, HandlerRef | undefined>)[HANDLER] = handler;
+  (context as unknown as TransportDetails)[HANDLER] = handler;
   return context;
 }
 
 export function handlerOf(context: object): HandlerRef | undefined {
-  return (context as unknown as Record<typeof HANDLER, HandlerRef | undefined>)[HANDLER];
+  return (context as unknown as TransportDetails)[HANDLER];
+}
+
+/** True when the handler of this context asked for a retry or a dead letter (so it did not handle the message). */
+export function settleRequested(context: BabelContext): boolean {
+  return ((context as unknown as TransportDetails)[REQUESTS]?.requested ?? null) !== null;
+}
+
+function requestsOf(context: BabelContext, call: string): SettleRequests {
+  const requests = (context as unknown as TransportDetails)[REQUESTS];
+  if (!requests)
+    throw new Error(`${call} works only in a handler that BabelPulsarServer called (this context was made elsewhere)`);
+  return requests;
 }
 
 /** The `@Ctx()` of a @BabelHandler method. */
@@ -85,5 +113,23 @@ export class BabelContext extends BaseRpcContext<BabelContextArgs> {
    */
   isReplay(): boolean {
     return isReplay(this.args[1].getProperties());
+  }
+
+  /**
+   * Settles the message as a retriable failure once the handler returns, without throwing: a retry copy (or a
+   * negative acknowledgement) with the usual attempt count, the dead-letter topic once `maxAttempts` is reached.
+   * `delayMs` replaces the retry policy's delay for this copy. The first of `retry()` / `deadLetter()` decides;
+   * a second call throws (docs/pulsar-features.md#settling-from-the-handler).
+   */
+  retry(options?: RetryRequestOptions): void {
+    requestsOf(this, 'ctx.retry()').retry(options);
+  }
+
+  /**
+   * Settles the message as a failure that retrying cannot help once the handler returns: the dead-letter record a
+   * thrown `BabelNonRetriableError(reason)` would leave, at once.
+   */
+  deadLetter(reason: string): void {
+    requestsOf(this, 'ctx.deadLetter()').deadLetter(reason);
   }
 }

@@ -6,6 +6,7 @@ import { parseTopic } from '../pulsar/websocket/index.js';
 import { checkClientOptions, type PulsarClientName, type PulsarConsumerOptions } from '../pulsar/client-options.js';
 import { option, type RaiseOptionError, type ResolvedOptions } from '../options/option-table.js';
 import { flag, integer, nonBlank, oneOf } from '../options/validators.js';
+import { checkRetriableRule, type RetriableRule } from './retriable-rule.js';
 
 const SUBSCRIPTION_TYPES = ['Exclusive', 'Shared', 'KeyShared', 'Failover'] as const satisfies SubscriptionType[];
 /** The subscription types on which Pulsar counts redeliveries and honours delivery times. */
@@ -148,6 +149,13 @@ export const consumerOptions = {
    * `consumerName`, `keySharedPolicy`; per handler: `@BabelHandler(urn, { consumerOptions })`.
    * @defaultValue none
    */
+  /**
+   * Which failures are worth a retry, asked after a handler's own `isRetriable` and before the built-in rule
+   * (BabelNonRetriableError, 4xx HttpException and guard denials are not): `true` retries, `false` dead-letters at
+   * once, `undefined` leaves it to the built-in rule (docs/pulsar-features.md#your-own-retriable-rule).
+   * @defaultValue the built-in rule
+   */
+  isRetriable: option<RetriableRule>((value, name, raise) => checkRetriableRule(value, name, raise)),
   consumerOptions: option<PulsarConsumerOptions>((value, name, raise) =>
     value === undefined
       ? undefined

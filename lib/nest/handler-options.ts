@@ -82,6 +82,12 @@ export const handlerOptionTable = {
    */
   consumerOptions: consumerOptions.consumerOptions,
   /**
+   * Which failures of this handler are worth a retry: `true` retries, `false` dead-letters at once, `undefined`
+   * leaves it to the module's `isRetriable`, then to the built-in rule (docs/pulsar-features.md#your-own-retriable-rule).
+   * @defaultValue the server's `isRetriable`
+   */
+  isRetriable: consumerOptions.isRetriable,
+  /**
    * Handle messages in batches (docs/pulsar-features.md#batch-handlers): `{ maxMessages, maxWaitMs }`; the method
    * receives an array of payloads and a BabelBatchContext, and each message is still settled on its own.
    * @defaultValue none (one message per call)

@@ -8,6 +8,7 @@ import type { PayloadSchema } from '../schema/payload-schema.js';
 import type { PulsarConsumerOptions } from '../pulsar/client-options.js';
 import type { ResolvedBatchOptions } from '../consumer/batch-collector.js';
 import type { TopicPattern } from '../pulsar/topic-pattern.js';
+import type { RetriableRule } from './retriable-rule.js';
 
 /** One handler as the server runs it. */
 export interface Route {
@@ -28,6 +29,8 @@ export interface Route {
   consumerOptions?: PulsarConsumerOptions;
   /** A batch handler: its messages are gathered and handed over together (see BatchDispatch). */
   batch?: ResolvedBatchOptions;
+  /** The handler's own retriable rule, asked before the server's (see composeRetriable). */
+  isRetriable?: RetriableRule;
 }
 
 /** A topic and subscription the server consumes, with the handlers routed within it. */

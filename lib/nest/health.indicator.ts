@@ -22,13 +22,25 @@ export interface BabelQueueHealthDetails {
     topics: PooledProducerState[];
   };
   consumers: {
-    /** The server's status; `not-listening` while the server was never started (then it does not count). */
+    /**
+     * The server's status; `not-listening` while the server was never started (then it does not count). `paused`
+     * (every consumer paused by `server.pause()`) is not a problem: a deliberate state, which a probe that restarts
+     * the process would undo.
+     */
     status: BabelServerStatus | 'not-listening';
     /**
-     * `overdue`: handlers past their time-out that still run (a stall). `refused`: the topic's retry or
-     * dead-letter producers the broker refuses for lack of permission (their writes wait on the broker).
+     * `overdue`: handlers past their time-out that still run (a stall). `paused`: paused by `server.pause()`.
+     * `refused`: the topic's retry or dead-letter producers the broker refuses for lack of permission (their writes
+     * wait on the broker).
      */
-    topics: Array<{ topic: string; active: number; overdue: number; refused: RefusedProducerState[] }>;
+    topics: Array<{
+      topic: string;
+      subscription: string;
+      active: number;
+      overdue: number;
+      paused: boolean;
+      refused: RefusedProducerState[];
+    }>;
   };
   /** Why the check is down, one line per problem (empty when healthy). */
   problems: string[];
@@ -80,7 +92,8 @@ export class BabelQueueHealthIndicator implements OnApplicationShutdown {
     if (publisherProblem) problems.push(publisherProblem);
 
     const status = this.serverStatus;
-    if (status !== 'not-listening' && status !== 'connected') problems.push(`the consumers are ${status}`);
+    if (status !== 'not-listening' && status !== 'connected' && status !== 'paused')
+      problems.push(`the consumers are ${status}`);
     const topics = callIfPresent<ReturnType<BabelPulsarServer['describe']>>(this.server, 'describe', []);
     for (const { topic, overdue, refused } of topics) {
       if (overdue > 0) problems.push(`${overdue} handler(s) on ${topic} passed their time-out and still run`);

@@ -6,6 +6,8 @@ export { BabelBatchContext } from './babel-batch.context.js';
 export type { BatchOptions } from '../consumer/batch-collector.js';
 export { BabelPulsarServer } from './babel-pulsar.server.js';
 export type { BabelServerEvents, BabelServerStatus } from './babel-pulsar.server.js';
+export type { SubscriptionTarget } from './pause-control.js';
+export type { RetriableRule } from './retriable-rule.js';
 export type { BabelPulsarServerOptions, ProducerSource } from './server-options.js';
 export { BabelPulsarClient } from './babel-pulsar.client.js';
 export type {

@@ -258,7 +258,7 @@ describe('processMessage with a retry policy, per-handler settings and a fake lo
     const isRetriable = jest.fn<(error: unknown) => boolean>(() => false);
     const { ctx, deadLetterProducer } = setup({ isRetriable });
     await processMessage(message(), ctx);
-    expect(isRetriable).toHaveBeenCalledWith(expect.objectContaining({ message: 'database down' }));
+    expect(isRetriable).toHaveBeenCalledWith(expect.objectContaining({ message: 'database down' }), expect.any(String));
     expect(deadLetterProducer.sent).toHaveLength(1);
   });
 
