@@ -145,17 +145,17 @@ export const consumerOptions = {
    */
   logStackTraces: flag(false),
   /**
-   * Pulsar consumer settings of every subscription (docs/pulsar-features.md#client-options), e.g. `ackTimeoutMs`,
-   * `consumerName`, `keySharedPolicy`; per handler: `@BabelHandler(urn, { consumerOptions })`.
-   * @defaultValue none
-   */
-  /**
    * Which failures are worth a retry, asked after a handler's own `isRetriable` and before the built-in rule
    * (BabelNonRetriableError, 4xx HttpException and guard denials are not): `true` retries, `false` dead-letters at
    * once, `undefined` leaves it to the built-in rule (docs/pulsar-features.md#your-own-retriable-rule).
    * @defaultValue the built-in rule
    */
   isRetriable: option<RetriableRule>((value, name, raise) => checkRetriableRule(value, name, raise)),
+  /**
+   * Pulsar consumer settings of every subscription (docs/pulsar-features.md#client-options), e.g. `ackTimeoutMs`,
+   * `consumerName`, `keySharedPolicy`; per handler: `@BabelHandler(urn, { consumerOptions })`.
+   * @defaultValue none
+   */
   consumerOptions: option<PulsarConsumerOptions>((value, name, raise) =>
     value === undefined
       ? undefined
