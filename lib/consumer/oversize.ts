@@ -1,17 +1,7 @@
 import { EnvelopeCodec } from '../envelope/index.js';
 import type { OutboundCopy } from './decision-types.js';
-import { errorText } from '../error-text.js';
 
-/**
- * A write the broker or client refused because of its size. Permanent: the same bytes are refused every
- * time, so retrying it would loop forever.
- */
-export function isTooBig(error: unknown): boolean {
-  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
-  if (code === 'MessageTooBig') return true;
-  const text = errorText(error);
-  return /MessageTooBig|message too big|too large/i.test(text);
-}
+export { isTooBig } from '../pulsar/client-errors.js';
 
 /** Where the omitted body can still be found. */
 export interface OmittedBody {

@@ -1,21 +1,8 @@
 import { BabelQueueError } from '../envelope/index.js';
 import { errorText } from '../error-text.js';
 
-// Failures that happen before the broker could have stored anything. Codes of the WebSocket client, and the
-// result names the native client puts in its messages.
-const NEVER_STORED =
-  /\b(MessageTooBig|AlreadyClosed|InvalidArgument|InvalidTopic|InvalidMessage|SendError|ProducerQueueIsFull|ProducerBlockedQuota\w*|TopicTerminated)\b/;
-
-/**
- * Whether a failed send may still have been stored by the broker (pure). Only failures known to happen
- * before or instead of storing say no; anything else (a lost connection, a time-out, an unknown error)
- * may have been stored, so a retry should reuse the message id for consumers to deduplicate.
- */
-export function mayHaveBeenStored(error: unknown): boolean {
-  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
-  const text = `${typeof code === 'string' ? code : ''} ${errorText(error)}`;
-  return !NEVER_STORED.test(text);
-}
+export { mayHaveBeenStored } from '../pulsar/client-errors.js';
+import { mayHaveBeenStored } from '../pulsar/client-errors.js';
 
 /**
  * A publish the broker did not confirm. `messageId` is the envelope's `meta.id`: pass it back as

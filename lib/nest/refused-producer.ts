@@ -28,20 +28,8 @@ export class ProducerNotAuthorizedError extends BabelQueueError {
 const reasonOf = (error: unknown): string =>
   error instanceof Error ? error.message : typeof error === 'string' ? error : String(error);
 
-/**
- * True when a producer creation failed because the role may not produce there: the native client's
- * AuthorizationError, or the WebSocket service's refused upgrade whose broker text says the role is not
- * authorized. A wrong or expired token (authentication) is not this: it fails start-up as before.
- */
-export function isNotAuthorized(error: unknown): boolean {
-  const candidate = error as { code?: unknown; status?: unknown; brokerMessage?: unknown; message?: unknown } | null;
-  if (candidate === null || typeof candidate !== 'object') return false;
-  if (candidate.code === 'HandshakeRejected') {
-    const text = `${String(candidate.brokerMessage ?? '')} ${String(candidate.message ?? '')}`;
-    return (candidate.status === 401 || candidate.status === 403) && /not authori[sz]ed|authorization/i.test(text);
-  }
-  return typeof candidate.message === 'string' && /AuthorizationError|NotAllowed/.test(candidate.message);
-}
+export { isNotAuthorized } from '../pulsar/client-errors.js';
+import { isNotAuthorized } from '../pulsar/client-errors.js';
 
 /** Health view of a producer the server could not create. */
 export interface RefusedProducerState {

@@ -1,3 +1,4 @@
+import { isUnreachable as isClientUnreachable } from '../pulsar/client-errors.js';
 import { BabelQueueError } from '../envelope/index.js';
 
 /** A selector, topic name or option that is wrong before anything is read: the CLI's exit code 2. */
@@ -23,9 +24,5 @@ export class BrokerUnreachableError extends BabelQueueError {
 
 /** True when `error` says the broker could not be reached, on either client or from fetch. */
 export function isUnreachable(error: unknown): boolean {
-  if (error instanceof BrokerUnreachableError) return true;
-  const text = `${String(error)} ${String((error as { cause?: unknown })?.cause ?? '')}`;
-  return /ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENOTFOUND|ConnectError|Connection ?refused|fetch failed|TimeOut|timed out/i.test(
-    text,
-  );
+  return error instanceof BrokerUnreachableError || isClientUnreachable(error);
 }

@@ -1,3 +1,4 @@
+import { isSubscriptionBusy } from '../pulsar/client-errors.js';
 import { errorMessage } from '../envelope/index.js';
 import type { PulsarClientLike } from '../pulsar/client-types.js';
 import { DEFAULT_REDRIVE_SUBSCRIPTION, subscribeToDeadLetters } from './read-dead-letters.js';
@@ -18,7 +19,7 @@ export async function keepDeadLetters(
     await consumer.close();
   } catch (error) {
     // A redrive or the dashboard holds the Exclusive subscription right now: it exists, which is all we need.
-    if (/busy|exclusive/i.test(String(error))) return;
+    if (isSubscriptionBusy(error)) return;
     warn(
       `could not create the subscription ${DEFAULT_REDRIVE_SUBSCRIPTION} on ${topic} (${errorMessage(error) ?? ''}): ` +
         'records written there before an operator tool subscribes may be deleted unless the topic has retention',

@@ -1,3 +1,4 @@
+import { isReceiveTimeout } from '../pulsar/receive-timeout.js';
 import type { PulsarClientLike, PulsarConsumer, PulsarMessage } from '../pulsar/client-types.js';
 
 export const DEFAULT_REDRIVE_SUBSCRIPTION = 'babelqueue-redrive';
@@ -36,7 +37,7 @@ export async function receiveOrIdle(consumer: PulsarConsumer, idleMs: number): P
     return await consumer.receive(idleMs);
   } catch (error) {
     // Both clients report an empty wait as a time-out error; anything else is real.
-    if (/time ?out/i.test(String(error))) return null;
+    if (isReceiveTimeout(error)) return null;
     throw error;
   }
 }

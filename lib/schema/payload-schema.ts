@@ -29,13 +29,13 @@ export class InvalidPayloadError extends BabelNonRetriableError {
 // (Ajv counts minLength / maxLength in code points by default.)
 const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
 const compiled = new WeakMap<object, ValidateFunction>();
-const BOOLEAN_SCHEMAS = new Map<boolean, ValidateFunction>();
+/** The two boolean schemas (`true` accepts anything, `false` nothing), compiled on first use. */
+const booleanSchemas: { true?: ValidateFunction; false?: ValidateFunction } = {};
 
 function validatorOf(schema: PayloadSchema): ValidateFunction {
   if (typeof schema === 'boolean') {
-    let validate = BOOLEAN_SCHEMAS.get(schema);
-    if (!validate) BOOLEAN_SCHEMAS.set(schema, (validate = ajv.compile(schema)));
-    return validate;
+    const key = schema ? 'true' : 'false';
+    return (booleanSchemas[key] ??= ajv.compile(schema));
   }
   let validate = compiled.get(schema);
   if (!validate) {

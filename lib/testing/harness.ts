@@ -1,3 +1,4 @@
+import { isReceiveTimeout } from '../pulsar/receive-timeout.js';
 /**
  * Publishes test messages and waits for how the app settled them: handled, retried (with each copy), dead-lettered
  * (with the record) or dropped. It works on any client (the InMemoryPulsar or a real broker's), because it only
@@ -233,7 +234,7 @@ export class BabelQueueTestHarness {
         this.notify();
       } catch (error) {
         if (this.closed) return;
-        if (!/timeout/i.test(String(error))) await new Promise((resolve) => setTimeout(resolve, 100));
+        if (!isReceiveTimeout(error)) await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }
   }
