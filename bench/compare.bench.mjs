@@ -15,6 +15,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import * as lib from '../dist/esm/index.js';
+import { pulsarProperties } from '../dist/esm/pulsar/index.js';
 import { ensureBroker, stopBroker } from '../scripts/lib/broker.mjs';
 import { ensureNativeClient } from '../scripts/lib/native-client.mjs';
 import { ensurePythonPeer } from '../scripts/interop/setup-python.mjs';
@@ -40,7 +41,7 @@ const baseline = process.env.BENCH_BASELINE ? await import(path.resolve(process.
 /** A 345-byte-class envelope, as the issue measured. */
 function envelope(i) {
   const env = lib.EnvelopeCodec.make(URN, { order_id: `A-${i}`, sku: 'BOOK-0001', quantity: 2, note: 'Café ☕' });
-  return { data: lib.EnvelopeCodec.encodeToBuffer(env), properties: lib.pulsarProperties(env) };
+  return { data: lib.EnvelopeCodec.encodeToBuffer(env), properties: pulsarProperties(env) };
 }
 
 /** Publishes `count` envelopes with a batching native producer (fast), before any consumer runs. */

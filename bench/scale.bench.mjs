@@ -7,7 +7,8 @@ import { createRequire } from 'node:module';
 import { Controller, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Payload } from '@nestjs/microservices';
-import { BabelHandler, BabelPulsarClient, BabelPulsarServer, createPulsarClient } from '../dist/esm/index.js';
+import { BabelHandler, BabelPulsarClient, BabelPulsarServer } from '../dist/esm/index.js';
+import { createPulsarClient } from '../dist/esm/pulsar/index.js';
 import { ensureBroker, stopBroker } from '../scripts/lib/broker.mjs';
 
 const COUNT = Number(process.env.BENCH_MESSAGES ?? 1000);

@@ -314,7 +314,11 @@ async function main() {
   try {
     say('building the library and the sample app');
     buildSampleApp();
-    const lib = await import(path.join(root, 'dist/esm/index.js'));
+    // The application's entry point and the Pulsar one (the client factory, the bq-* properties).
+    const lib = {
+      ...(await import(path.join(root, 'dist/esm/index.js'))),
+      ...(await import(path.join(root, 'dist/esm/pulsar/index.js'))),
+    };
     // A broker of our own gets the plain topic name; a shared one a unique name, so runs never mix.
     const topic = startedBroker ? 'orders' : `orders-demo-${randomUUID().slice(0, 8)}`;
     const port = await freePort();

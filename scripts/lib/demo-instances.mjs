@@ -31,11 +31,12 @@ export async function runInstancesDemo({ count, webUrl, serviceUrl, say }) {
   // The library itself, from its TypeScript sources (as the instances run it).
   register('./ts/hooks.mjs', import.meta.url);
   const lib = await import(pathToFileURL(path.join(root, 'lib/index.ts')).href);
+  const pulsar = await import(pathToFileURL(path.join(root, 'lib/pulsar/index.ts')).href);
   const topic = `orders-scale-${randomUUID().slice(0, 8)}`;
   await createPartitionedTopic(webUrl, topic, PARTITIONS);
   say(`${topic}: ${PARTITIONS} partitions; starting ${count} instances on one Key_Shared subscription (${serviceUrl})`);
   let instances = [];
-  const { client } = await lib.createPulsarClient({ serviceUrl });
+  const { client } = await pulsar.createPulsarClient({ serviceUrl });
   try {
     instances = await startInstances(count, {
       SCALE_SERVICE_URL: serviceUrl,

@@ -12,8 +12,8 @@ import {
   BabelQueueModule,
   EnvelopeCodec,
   PulsarWebSocketClient,
-  pulsarProperties,
 } from '@babelqueue/nestjs-pulsar';
+import { pulsarProperties } from '@babelqueue/nestjs-pulsar/pulsar';
 
 const [webUrl, topic, moduleTopic] = process.argv.slice(2);
 const seen = [];
