@@ -9,6 +9,9 @@ const NATIVE_RECEIVE_TIMEOUT = 'Failed to receive message: TimeOut';
  * opposed to a failure worth reporting: the client's `TimeOut` code, or the native addon's own rejection.
  */
 export function isReceiveTimeout(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  return (error as Error & { code?: unknown }).code === 'TimeOut' || error.message === NATIVE_RECEIVE_TIMEOUT;
+  // Read by shape, not `instanceof Error`: the addon's errors come from the main realm, which a test runner's
+  // sandbox (or another copy of the library) does not share.
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return code === 'TimeOut' || message === NATIVE_RECEIVE_TIMEOUT;
 }
