@@ -1,6 +1,6 @@
 import { BabelQueueError } from '../envelope/index.js';
 import { errorText } from '../error-text.js';
-import { option, type RaiseOptionError } from '../options/option-table.js';
+import { option, raiseLibraryError, type RaiseOptionError } from '../options/option-table.js';
 import { passThrough } from '../options/validators.js';
 import type { PulsarAuthOptions } from '../pulsar/client-factory.js';
 import type { PulsarClientLike } from '../pulsar/client-types.js';
@@ -14,9 +14,7 @@ import { producerOptionEntries } from './producer-settings.js';
 export const DEFAULT_PUBLISH_TIMEOUT_MS = 10_000;
 
 /** BabelPulsarClient's errors for its options and publish arguments. */
-export const raiseClientError: RaiseOptionError = (message) => {
-  throw new BabelQueueError(message);
-};
+export const raiseClientError: RaiseOptionError = raiseLibraryError;
 
 /** A value as the client's errors show it: `string "x"`, `a Date`, `nothing`. */
 export function describe(value: unknown): string {

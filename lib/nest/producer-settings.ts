@@ -2,8 +2,7 @@
  * Which Pulsar producer settings a producer gets: those for every topic, with its own topic's merged over them
  * (docs/pulsar-features.md#client-options).
  */
-import { BabelQueueError } from '../envelope/index.js';
-import { option, type RaiseOptionError } from '../options/option-table.js';
+import { option, type RaiseOptionError, raiseLibraryError } from '../options/option-table.js';
 import {
   checkClientOptions,
   checkProducerSettings,
@@ -37,9 +36,7 @@ export function checkedProducerSettings(
   client: unknown,
   settings: ProducerOptionsSettings,
   where = 'options.',
-  raise: RaiseOptionError = (message) => {
-    throw new BabelQueueError(message);
-  },
+  raise: RaiseOptionError = raiseLibraryError,
 ): ProducerOptionsSettings {
   const name = client === 'native' || client === 'websocket' ? client : clientNameOf(client);
   const checked = checkProducerSettings(settings, where, name, raise);

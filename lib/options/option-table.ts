@@ -5,15 +5,22 @@
  * class the first time.
  */
 
+import { BabelQueueError } from '../envelope/errors.js';
+
 /** A value of the wrong type or shape, or a number out of its range. */
 export type ProblemKind = 'type' | 'range';
 
 /** Throws the error of one surface; the message already names the option and what is allowed. */
-export type RaiseOptionError = (message: string, kind: ProblemKind) => never;
+export type RaiseOptionError = (message: string, kind?: ProblemKind) => never;
 
 /** The error of the server, the decorator and the standalone classes: RangeError for a number out of range, else TypeError. */
 export const raiseStandardError: RaiseOptionError = (message, kind) => {
   throw kind === 'range' ? new RangeError(message) : new TypeError(message);
+};
+
+/** The error of the library's own classes (the client, the outbox, the client factory): a BabelQueueError. */
+export const raiseLibraryError: RaiseOptionError = (message) => {
+  throw new BabelQueueError(message);
 };
 
 /** One option: how a given value (undefined when absent) becomes the value the code uses. */

@@ -1,4 +1,4 @@
-import { BabelQueueError } from '../envelope/index.js';
+import { raiseLibraryError } from '../options/option-table.js';
 
 /** The table name when none is given. */
 export const DEFAULT_OUTBOX_TABLE = 'babelqueue_outbox';
@@ -12,9 +12,7 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?
 export function checkOutboxTable(
   table: unknown,
   name = 'table',
-  raise: (message: string) => never = (message) => {
-    throw new BabelQueueError(message);
-  },
+  raise: (message: string) => never = raiseLibraryError,
 ): string {
   if (table === undefined) return DEFAULT_OUTBOX_TABLE;
   if (typeof table !== 'string' || !IDENTIFIER.test(table)) {

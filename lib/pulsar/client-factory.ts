@@ -1,3 +1,4 @@
+import { raiseLibraryError } from '../options/option-table.js';
 import { errorText } from '../error-text.js';
 /**
  * Builds a Pulsar client from a service URL: the scheme picks the implementation.
@@ -82,9 +83,7 @@ const WEBSOCKET_SCHEMES = ['http:', 'https:', 'ws:', 'wss:'];
 export function clientKindFor(
   serviceUrl: unknown,
   optionName = 'serviceUrl',
-  raise: (message: string) => never = (message) => {
-    throw new BabelQueueError(message);
-  },
+  raise: (message: string) => never = raiseLibraryError,
 ): PulsarClientKind {
   if (typeof serviceUrl !== 'string' || serviceUrl.trim() === '') {
     return raise(`${optionName} must be a non-blank URL such as pulsar://localhost:6650 or http://localhost:8080`);
