@@ -1,43 +1,43 @@
 export { BABEL_PULSAR_CLIENT, BABEL_TRANSPORT } from './constants.js';
-export { BabelHandler } from './babel-handler.decorator.js';
-export type { BabelHandlerOptions } from './babel-handler.decorator.js';
-export { BabelContext } from './babel.context.js';
-export { BabelBatchContext } from './babel-batch.context.js';
+export { BabelHandler } from './handler/babel-handler.decorator.js';
+export type { BabelHandlerOptions } from './handler/babel-handler.decorator.js';
+export { BabelContext } from './handler/babel.context.js';
+export { BabelBatchContext } from './handler/babel-batch.context.js';
 export type { BatchOptions } from '../consumer/batch-collector.js';
-export { BabelPulsarServer } from './babel-pulsar.server.js';
-export type { BabelServerEvents, BabelServerStatus } from './babel-pulsar.server.js';
-export type { SubscriptionTarget } from './pause-control.js';
-export type { RetriableRule } from './retriable-rule.js';
-export type { BabelPulsarServerOptions, ProducerSource } from './server-options.js';
-export { BabelPulsarClient } from './babel-pulsar.client.js';
+export { BabelPulsarServer } from './server/babel-pulsar.server.js';
+export type { BabelServerEvents, BabelServerStatus } from './server/babel-pulsar.server.js';
+export type { SubscriptionTarget } from './server/pause-control.js';
+export type { RetriableRule } from './pipeline/retriable-rule.js';
+export type { BabelPulsarServerOptions, ProducerSource } from './server/server-options.js';
+export { BabelPulsarClient } from './client/babel-pulsar.client.js';
 export type {
   BabelClientEvents,
   BabelClientStatus,
   BabelPulsarClientOptions,
   PublishOptions,
-} from './babel-pulsar.client.js';
-export { mayHaveBeenStored, PublishError } from './publish-error.js';
-export { BabelProducerPool } from './producer-pool.js';
-export type { PooledProducerState } from './producer-pool.js';
-export { BabelQueueModule } from './babel-queue.module.js';
-export { BABEL_QUEUE_OPTIONS } from './module-definition.js';
+} from './client/babel-pulsar.client.js';
+export { mayHaveBeenStored, PublishError } from './client/publish-error.js';
+export { BabelProducerPool } from './client/producer-pool.js';
+export type { PooledProducerState } from './client/producer-pool.js';
+export { BabelQueueModule } from './module/babel-queue.module.js';
+export { BABEL_QUEUE_OPTIONS } from './module/module-definition.js';
 export type {
   BabelQueueModuleAsyncOptions,
   BabelQueueModuleExtras,
   BabelQueueModuleRootOptions,
-} from './module-definition.js';
-export { BabelQueueOptionsError } from './module-options.js';
+} from './module/module-definition.js';
+export { BabelQueueOptionsError } from './module/module-options.js';
 export type {
   BabelQueueConsumerOptions,
   BabelQueueHooksOption,
   BabelQueueModuleOptions,
   BabelQueueOutboxOptions,
   BabelQueueOptionsFactory,
-} from './module-options.js';
-export { BabelQueueHealthIndicator } from './health.indicator.js';
-export type { BabelQueueHealthDetails, BabelQueueHealthResult } from './health.indicator.js';
-export { ProducerNotAuthorizedError } from './refused-producer.js';
-export type { ProducerPurpose, RefusedProducerState } from './refused-producer.js';
+} from './module/module-options.js';
+export { BabelQueueHealthIndicator } from './module/health.indicator.js';
+export type { BabelQueueHealthDetails, BabelQueueHealthResult } from './module/health.indicator.js';
+export { ProducerNotAuthorizedError } from './server/refused-producer.js';
+export type { ProducerPurpose, RefusedProducerState } from './server/refused-producer.js';
 export { clientKindFor, createPulsarClient } from '../pulsar/client-factory.js';
 export type { PulsarAuthOptions, PulsarClientKind, PulsarClientSettings } from '../pulsar/client-factory.js';
 export {
@@ -50,4 +50,4 @@ export {
   getBabelServerToken,
   getPulsarClientToken,
   InjectBabelClient,
-} from './registration-tokens.js';
+} from './module/registration-tokens.js';

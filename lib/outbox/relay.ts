@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { BabelQueueError } from '../envelope/index.js';
 import { pulsarProperties } from '../pulsar/binding.js';
 import type { PulsarProducerMessage } from '../pulsar/client-types.js';
-import type { ProducerSource } from '../nest/server-options.js';
+import type { ProducerSource } from '../nest/server/server-options.js';
 import { outboxBackoffMs } from './backoff.js';
 import { claimOutboxRows, type OutboxPool, type OutboxRow } from './relay-store.js';
 import { checkOutboxTable } from './table.js';

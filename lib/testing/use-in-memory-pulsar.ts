@@ -1,4 +1,4 @@
-import { BABEL_QUEUE_CLIENT_HANDLE, type ClientHandle } from '../nest/module-tokens.js';
+import { BABEL_QUEUE_CLIENT_HANDLE, type ClientHandle } from '../nest/module/module-tokens.js';
 import type { PulsarClientLike } from '../pulsar/client-types.js';
 
 /** The part of Nest's TestingModuleBuilder this helper uses (so the library needs no @nestjs/testing). */

@@ -8,10 +8,10 @@ import { root } from './readme-snippets.mjs';
 
 /** Each rendered table: which declared tables it lists, in order, with a prefix for nested options. */
 const TABLES = {
-  module: [{ file: 'lib/nest/module-options.ts', table: 'moduleOptionTable', expand: { consumer: 'consumer' } }],
-  consumer: [{ file: 'lib/nest/consumer-options.ts', table: 'consumerOptions', prefix: 'consumer.' }],
-  handler: [{ file: 'lib/nest/handler-options.ts', table: 'handlerOptionTable' }],
-  client: [{ file: 'lib/nest/client-options.ts', table: 'clientOptionTable' }],
+  module: [{ file: 'lib/nest/module/module-options.ts', table: 'moduleOptionTable', expand: { consumer: 'consumer' } }],
+  consumer: [{ file: 'lib/nest/server/consumer-options.ts', table: 'consumerOptions', prefix: 'consumer.' }],
+  handler: [{ file: 'lib/nest/handler/handler-options.ts', table: 'handlerOptionTable' }],
+  client: [{ file: 'lib/nest/client/client-options.ts', table: 'clientOptionTable' }],
 };
 
 function tableLiteral(file, name) {
@@ -44,13 +44,14 @@ function markdownOf(text) {
 function declaringFile(name) {
   const folder = path.join(root, 'lib', 'nest');
   const file = fs
-    .readdirSync(folder)
+    .readdirSync(folder, { recursive: true })
+    .map(String)
     .find(
       (entry) =>
         entry.endsWith('.ts') && new RegExp(`const ${name} =`).test(fs.readFileSync(path.join(folder, entry), 'utf8')),
     );
   if (!file) throw new Error(`no declaration of ${name} in lib/nest`);
-  return `lib/nest/${file}`;
+  return `lib/nest/${file.split(path.sep).join('/')}`;
 }
 
 function rowsOf({ file, table, prefix = '', expand = {} }) {

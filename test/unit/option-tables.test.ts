@@ -4,9 +4,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { OPTION_PAGES, renderOptionTables, renderTable } from '../../scripts/lib/option-tables.mjs';
 import { root } from '../../scripts/lib/readme-snippets.mjs';
-import { consumerOptions } from '../../lib/nest/consumer-options.js';
-import { handlerOptionTable } from '../../lib/nest/handler-options.js';
-import { moduleOptionTable } from '../../lib/nest/module-options.js';
+import { consumerOptions } from '../../lib/nest/server/consumer-options.js';
+import { handlerOptionTable } from '../../lib/nest/handler/handler-options.js';
+import { moduleOptionTable } from '../../lib/nest/module/module-options.js';
 
 describe('the option tables of the docs', () => {
   it.each(OPTION_PAGES)('%s is up to date (npm run readme renders it)', async (page) => {

@@ -14,7 +14,7 @@ import {
   type PulsarMessage,
 } from '../../../lib/index.js';
 import { BQ, type PulsarConsumer } from '../../../lib/pulsar/index.js';
-import type { ProducerSource } from '../../../lib/nest/server-options.js';
+import type { ProducerSource } from '../../../lib/nest/server/server-options.js';
 import { expectNothing, newClient, receiveN, uniqueTopic, waitFor } from '../../support/broker.js';
 import { clientOnDeadPort, deadPort, freshTables, newPool, postgresUrl, storedRows } from './support.js';
 

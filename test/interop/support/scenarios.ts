@@ -14,7 +14,7 @@ import {
   type PulsarClientLike,
 } from '../../../lib/index.js';
 import { pulsarProperties } from '../../../lib/pulsar/index.js';
-import { BabelPulsarClient } from '../../../lib/nest/babel-pulsar.client.js';
+import { BabelPulsarClient } from '../../../lib/nest/client/babel-pulsar.client.js';
 import { otelTraceIdOf, parentSpanIdOf, uuidOfOtelTraceId } from '../../../lib/otel/trace-id.js';
 import { newClient, uniqueTopic, waitFor } from '../../support/broker.js';
 import { startService, type RunningService } from '../../support/nest-app.js';

@@ -2,7 +2,7 @@
 // consumers server.pause(target) acts on.
 import { TopicConsumer } from '../../../lib/consumer/index.js';
 import { PushFeed } from '../../../lib/consumer/push-feed.js';
-import { selectSubscriptions } from '../../../lib/nest/pause-control.js';
+import { selectSubscriptions } from '../../../lib/nest/server/pause-control.js';
 import type { PulsarMessage } from '../../../lib/pulsar/client-types.js';
 import { FakeConsumer, FakeProducer } from '../../support/fakes.js';
 import { envelopeOf, FakeMessage, wire } from '../../support/messages.js';

@@ -1,5 +1,5 @@
 import { BabelQueueOptionsError, InMemoryIdempotencyStore } from '../../../lib/index.js';
-import { resolveModuleOptions } from '../../../lib/nest/module-options.js';
+import { resolveModuleOptions } from '../../../lib/nest/module/module-options.js';
 
 test('the module passes idempotency to its server and refuses a store without seen/remember/forget', () => {
   const store = new InMemoryIdempotencyStore();

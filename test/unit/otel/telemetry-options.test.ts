@@ -8,10 +8,10 @@ import {
   BabelQueueOptionsError,
   type PulsarClientLike,
 } from '../../../lib/index.js';
-import { resolveModuleOptions } from '../../../lib/nest/module-options.js';
-import { resolveServerOptions } from '../../../lib/nest/server-options.js';
+import { resolveModuleOptions } from '../../../lib/nest/module/module-options.js';
+import { resolveServerOptions } from '../../../lib/nest/server/server-options.js';
 import { resolveTelemetry } from '../../../lib/otel/telemetry-options.js';
-import { FakeClient } from '../module/support/fake-client.js';
+import { FakeClient } from '../nest/support/fake-client.js';
 
 const client = new FakeClient() as unknown as PulsarClientLike;
 

@@ -7,11 +7,11 @@ import { buildConsumerQuery } from '../../../lib/pulsar/websocket/consumer.js';
 import { buildProducerQuery } from '../../../lib/pulsar/websocket/producer.js';
 import { PulsarWebSocketClient } from '../../../lib/pulsar/websocket/index.js';
 import { nativeProducerConfig, refuseUnsupported } from '../../../lib/pulsar/native/native-options.js';
-import { bindingConsumerOptions } from '../../../lib/nest/binding-consumer-options.js';
-import { resolveModuleOptions } from '../../../lib/nest/module-options.js';
-import type { Binding, Route } from '../../../lib/nest/handler-routes.js';
+import { bindingConsumerOptions } from '../../../lib/nest/server/binding-consumer-options.js';
+import { resolveModuleOptions } from '../../../lib/nest/module/module-options.js';
+import type { Binding, Route } from '../../../lib/nest/server/handler-routes.js';
 import type { PulsarProducerConfig } from '../../../lib/pulsar/client-types.js';
-import { FakeClient } from '../module/support/fake-client.js';
+import { FakeClient } from '../nest/support/fake-client.js';
 
 const query = (params: URLSearchParams): Record<string, string> => Object.fromEntries(params);
 

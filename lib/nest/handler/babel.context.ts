@@ -1,0 +1,135 @@
+import type { Type } from '@nestjs/common';
+import { BaseRpcContext } from '@nestjs/microservices';
+import type { Envelope } from '../../envelope/index.js';
+import type { PulsarMessage } from '../../pulsar/client-types.js';
+import { partitionOf } from '../../pulsar/partition.js';
+import { isReplay } from '../../redrive/replay.js';
+import type { RetryRequestOptions, SettleRequests } from '../../consumer/settle-request.js';
+
+type BabelContextArgs = [envelope: Envelope, message: PulsarMessage, topic: string, urn: string];
+
+/** Where a handler is declared: its controller class and method (what the failure relay needs to know). */
+export interface HandlerRef {
+  owner: Type<unknown>;
+  method: string | symbol;
+}
+
+const HANDLER = Symbol('babelqueue.handler');
+const REQUESTS = Symbol('babelqueue.settleRequests');
+
+interface TransportDetails {
+  [HANDLER]?: HandlerRef | undefined;
+  [REQUESTS]?: SettleRequests;
+}
+
+/**
+ * The context of a message for the handler `handler`, taking its settle requests into `requests` (both kept off
+ * the public type: the transport's own detail).
+ */
+export function contextFor(
+  args: BabelContextArgs,
+  handler: HandlerRef | undefined,
+  requests?: SettleRequests,
+): BabelContext {
+  const context = withHandler(new BabelContext(args), handler);
+  if (requests) (context as unknown as TransportDetails)[REQUESTS] = requests;
+  return context;
+}
+
+/** Records which handler a context (single or batch) is made for, for the failure relay. */
+export function withHandler<C extends object>(context: C, handler: HandlerRef | undefined): C {
+  (context as unknown as TransportDetails)[HANDLER] = handler;
+  return context;
+}
+
+export function handlerOf(context: object): HandlerRef | undefined {
+  return (context as unknown as TransportDetails)[HANDLER];
+}
+
+/** True when the handler of this context asked for a retry or a dead letter (so it did not handle the message). */
+export function settleRequested(context: BabelContext): boolean {
+  return ((context as unknown as TransportDetails)[REQUESTS]?.requested ?? null) !== null;
+}
+
+function requestsOf(context: BabelContext, call: string): SettleRequests {
+  const requests = (context as unknown as TransportDetails)[REQUESTS];
+  if (!requests)
+    throw new Error(`${call} works only in a handler that BabelPulsarServer called (this context was made elsewhere)`);
+  return requests;
+}
+
+/** The `@Ctx()` of a @BabelHandler method. */
+export class BabelContext extends BaseRpcContext<BabelContextArgs> {
+  /** The decoded envelope, with attempts reconciled from bq-attempts, the body and the redelivery count. */
+  getEnvelope(): Envelope {
+    return this.args[0];
+  }
+
+  /** The raw Pulsar message (native or WebSocket client). */
+  getMessage(): PulsarMessage {
+    return this.args[1];
+  }
+
+  /** Every property of the message, the bq-* projection and any extra headers. */
+  getProperties(): Record<string, string> {
+    return this.args[1].getProperties();
+  }
+
+  /** The URN that routed the message (bq-job, else the body's). */
+  getUrn(): string {
+    return this.args[3];
+  }
+
+  getTraceId(): string {
+    return this.args[0].trace_id;
+  }
+
+  /** Reconciled attempts: 0 on a first delivery, n after n earlier failed deliveries. */
+  getAttempts(): number {
+    return this.args[0].attempts;
+  }
+
+  /**
+   * The topic the message was consumed from, as configured: on a partitioned topic the logical name (`orders`),
+   * never one partition. `getPartition()` tells which partition the message came from.
+   */
+  getTopic(): string {
+    return this.args[2];
+  }
+
+  /** The partition the message came from, -1 on a non-partitioned topic (the same on both clients). */
+  getPartition(): number {
+    return partitionOf(this.args[1].getTopicName());
+  }
+
+  /** The message's partition key ('' when it has none): what Key_Shared and partition routing use. */
+  getPartitionKey(): string {
+    return this.args[1].getPartitionKey();
+  }
+
+  /**
+   * True when an operator redrove this message with `bypass` (the `bq-replay-bypass` property): the handler should
+   * skip external side effects that already happened the first time.
+   */
+  isReplay(): boolean {
+    return isReplay(this.args[1].getProperties());
+  }
+
+  /**
+   * Settles the message as a retriable failure once the handler returns, without throwing: a retry copy (or a
+   * negative acknowledgement) with the usual attempt count, the dead-letter topic once `maxAttempts` is reached.
+   * `delayMs` replaces the retry policy's delay for this copy. The first of `retry()` / `deadLetter()` decides;
+   * a second call throws (docs/pulsar-features.md#settling-from-the-handler).
+   */
+  retry(options?: RetryRequestOptions): void {
+    requestsOf(this, 'ctx.retry()').retry(options);
+  }
+
+  /**
+   * Settles the message as a failure that retrying cannot help once the handler returns: the dead-letter record a
+   * thrown `BabelNonRetriableError(reason)` would leave, at once.
+   */
+  deadLetter(reason: string): void {
+    requestsOf(this, 'ctx.deadLetter()').deadLetter(reason);
+  }
+}

@@ -1,0 +1,365 @@
+import {
+  Inject,
+  Injectable,
+  type InjectionToken,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+  type Provider,
+} from '@nestjs/common';
+import { DiscoveryService, MetadataScanner, ModuleRef, ModulesContainer } from '@nestjs/core';
+import type { BabelQueueHooks } from '../../consumer/index.js';
+import { BabelQueueError } from '../../envelope/index.js';
+import { createPulsarClient } from '../../pulsar/client-factory.js';
+import { BabelPulsarClient } from '../client/babel-pulsar.client.js';
+import { BabelPulsarServer } from '../server/babel-pulsar.server.js';
+import { BabelQueueRedrive } from '../../redrive/babel-queue-redrive.js';
+import { BabelQueueHealthIndicator } from './health.indicator.js';
+import { withResolution } from '../server/server-options.js';
+import { HOOK_NAMES, resolveModuleOptions, type HookName, type ResolvedModuleOptions } from './module-options.js';
+import { BABEL_QUEUE_CLIENT_HANDLE, BABEL_QUEUE_RESOLVED_OPTIONS, type ClientHandle } from './module-tokens.js';
+import { BabelProducerPool } from '../client/producer-pool.js';
+import type { BabelPulsarServerOptions } from '../server/server-options.js';
+import {
+  BABEL_QUEUE_NAME,
+  getBabelClientToken,
+  getBabelProducerPoolToken,
+  getBabelHealthIndicatorToken,
+  getBabelOutboxRelayToken,
+  getBabelOutboxToken,
+  getBabelRedriveToken,
+  getBabelServerToken,
+  getPulsarClientToken,
+  type RegistrationName,
+} from './registration-tokens.js';
+import { BabelQueueStartupCheck } from './startup-check.js';
+import { BabelQueuePublisherStart } from '../client/publisher-start.js';
+import { closeIfClosable } from './stubbed-provider.js';
+import { BabelOutbox } from '../../outbox/outbox.js';
+import { OutboxRelay } from '../../outbox/relay.js';
+import { outboxMigrationSql } from '../../outbox/table.js';
+import { errorText } from '../../error-text.js';
+
+/**
+ * Resolves a hooks class through DI: the instance registered anywhere in the application when there is one,
+ * else one created in the module's scope. Resolved once all providers exist (onModuleInit), or on first use.
+ */
+@Injectable()
+export class BabelQueueHooksHost implements OnModuleInit {
+  private instance: Promise<BabelQueueHooks> | null = null;
+
+  constructor(
+    @Inject(BABEL_QUEUE_RESOLVED_OPTIONS) private readonly options: ResolvedModuleOptions,
+    @Inject(ModuleRef) private readonly moduleRef: ModuleRef,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    if (this.options.hooks.kind === 'class') await this.resolve();
+  }
+
+  /** The hook functions to give the server (only those the hooks define, so defaults stay intact). */
+  serverHooks(): Pick<BabelPulsarServerOptions, HookName> {
+    const hooks = this.options.hooks;
+    const result: Record<string, unknown> = {};
+    if (hooks.kind === 'object') {
+      for (const name of HOOK_NAMES) {
+        const fn = hooks.hooks[name];
+        if (typeof fn === 'function') result[name] = fn.bind(hooks.hooks);
+      }
+    } else if (hooks.kind === 'class') {
+      for (const name of hooks.methods) {
+        result[name] = async (...args: unknown[]) => {
+          const instance = (await this.resolve()) as unknown as Record<string, (...a: unknown[]) => unknown>;
+          return instance[name]!(...args);
+        };
+      }
+    }
+    return result as Pick<BabelPulsarServerOptions, HookName>;
+  }
+
+  private resolve(): Promise<BabelQueueHooks> {
+    const hooks = this.options.hooks;
+    if (hooks.kind !== 'class') return Promise.resolve({});
+    const pending = (this.instance ??= (async (): Promise<BabelQueueHooks> => {
+      try {
+        return this.moduleRef.get<BabelQueueHooks>(hooks.type, { strict: false });
+      } catch {
+        try {
+          return await this.moduleRef.create(hooks.type);
+        } catch (error) {
+          this.instance = null;
+          throw new BabelQueueError(
+            `BabelQueueModule could not create the hooks class ${hooks.type.name}: register it as a provider in one of your ` +
+              `modules, or make its dependencies available to BabelQueueModule (global modules or forRootAsync imports). ` +
+              `${errorText(error)}`,
+            { cause: error },
+          );
+        }
+      }
+    })());
+    return pending;
+  }
+}
+
+/**
+ * Shuts the module down in the one safe order, whatever order Nest calls the hooks in: the server first (it
+ * stops receiving and lets in-flight messages settle, their retry and dead-letter writes still having their
+ * producers), then the publisher, the producer pool, and last the Pulsar client when the module created it.
+ */
+@Injectable()
+export class BabelQueueLifecycle implements OnApplicationShutdown {
+  private readonly logger = new Logger('BabelQueueModule');
+  private closing: Promise<void> | null = null;
+
+  constructor(
+    @Inject(BabelPulsarServer) private readonly server: BabelPulsarServer,
+    @Inject(BabelPulsarClient) private readonly publisher: BabelPulsarClient,
+    @Inject(BabelProducerPool) private readonly pool: BabelProducerPool,
+    @Inject(BABEL_QUEUE_CLIENT_HANDLE) private readonly handle: ClientHandle,
+    private readonly outboxRelay: OutboxRelay | null = null,
+  ) {}
+
+  onApplicationShutdown(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    // A standalone microservice and a hybrid app both closed the server already; this wait covers any other order.
+    // Any of them may be a test's stand-in (overrideProvider(...).useValue({...})): close what can be closed.
+    await closeIfClosable(this.server);
+    // The relay's pass under way finishes (its rows marked) while its producers still exist.
+    await this.outboxRelay?.stop();
+    await closeIfClosable(this.publisher);
+    await closeIfClosable(this.pool);
+    if (this.handle?.owned) {
+      try {
+        await this.handle.client.close();
+      } catch (error) {
+        this.logger.warn(`closing the Pulsar client failed: ${errorText(error)}`);
+      }
+    }
+    if (this.handle) this.handle.closed = true;
+  }
+}
+
+/** Creates the outbox table when asked to, then starts the module's outbox relay once the application is up. */
+@Injectable()
+export class BabelQueueOutboxHost implements OnApplicationBootstrap {
+  constructor(
+    private readonly options: ResolvedModuleOptions,
+    private readonly relay: OutboxRelay | null,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const { pool, migrate, table } = this.options.outbox;
+    if (pool && migrate) {
+      const connection = await pool.connect();
+      try {
+        await connection.query(outboxMigrationSql(table));
+      } finally {
+        connection.release();
+      }
+    }
+    this.relay?.start();
+  }
+}
+
+/**
+ * Everything BabelQueueModule provides, on top of the options token the builder adds. The services users reach
+ * (server, publisher, Pulsar client, pool, health, redrive) are provided under the registration's tokens only:
+ * the classes for the unnamed registration, tokens of its own name for a named one, so `app.get(BabelPulsarServer)`
+ * never finds a named registration's server.
+ */
+export function babelQueueProviders(optionsToken: symbol | string, name?: string): Provider[] {
+  const t = registrationTokens(name);
+  return [
+    { provide: BABEL_QUEUE_NAME, useValue: { name } satisfies RegistrationName },
+    {
+      provide: BABEL_QUEUE_RESOLVED_OPTIONS,
+      inject: [optionsToken],
+      useFactory: (options: unknown) => resolveModuleOptions(options),
+    },
+    {
+      provide: BABEL_QUEUE_CLIENT_HANDLE,
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS],
+      useFactory: async ({ source, server }: ResolvedModuleOptions): Promise<ClientHandle> => {
+        if (source.kind === 'provided') return { client: source.client, kind: 'provided', owned: false, closed: false };
+        const logger = server.logger ?? new Logger('BabelQueueModule');
+        const { client, kind } = await createPulsarClient(
+          {
+            serviceUrl: source.serviceUrl,
+            ...(source.auth && { auth: source.auth }),
+            ...(source.clientOptions && { clientOptions: source.clientOptions }),
+          },
+          { warn: (message) => logger.warn(message) },
+        );
+        return { client, kind, owned: true, closed: false };
+      },
+    },
+    {
+      provide: t.pulsar,
+      inject: [BABEL_QUEUE_CLIENT_HANDLE],
+      useFactory: (handle: ClientHandle) => handle.client,
+    },
+    {
+      provide: t.pool,
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, BABEL_QUEUE_CLIENT_HANDLE],
+      useFactory: (options: ResolvedModuleOptions, handle: ClientHandle) =>
+        new BabelProducerPool(handle.client, options.producerSettings),
+    },
+    BabelQueueHooksHost,
+    {
+      provide: t.server,
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, BABEL_QUEUE_CLIENT_HANDLE, t.pool, BabelQueueHooksHost],
+      useFactory: (
+        options: ResolvedModuleOptions,
+        handle: ClientHandle,
+        pool: BabelProducerPool,
+        hooks: BabelQueueHooksHost,
+      ) => {
+        const runtime = {
+          ...(name !== undefined && { name }),
+          client: handle.client,
+          ...(isProducerSource(pool) && { producers: pool }),
+          ...hooks.serverHooks(),
+        };
+        const given = {
+          ...options.server,
+          ...(!options.startupWarnings.enabled && { startupWarnings: false }),
+          ...runtime,
+        };
+        const { onError, onUnknownUrn, onRoutingMismatch, onDeadLetter } = runtime;
+        return new BabelPulsarServer(
+          withResolution(given, {
+            ...options.serverSettings,
+            name,
+            client: handle.client,
+            producers: isProducerSource(pool) ? pool : undefined,
+            onError,
+            onUnknownUrn,
+            onRoutingMismatch,
+            onDeadLetter,
+          }),
+        );
+      },
+    },
+    {
+      provide: t.client,
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, BABEL_QUEUE_CLIENT_HANDLE, t.pool],
+      useFactory: (options: ResolvedModuleOptions, handle: ClientHandle, pool: BabelProducerPool) =>
+        new BabelPulsarClient({
+          client: handle.client,
+          ...(isProducerSource(pool) && { producers: pool }),
+          ...(options.topic !== undefined && { topic: options.topic }),
+          ...(options.telemetry !== undefined && { telemetry: options.telemetry }),
+          ...(options.publishTimeoutMs !== undefined && { publishTimeoutMs: options.publishTimeoutMs }),
+          ...(options.cipher !== undefined && { cipher: options.cipher }),
+        }),
+    },
+    {
+      // brokerAtStart: 'optional' connects the publisher in the background, one log line each way.
+      provide: BabelQueuePublisherStart,
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, t.client],
+      useFactory: (options: ResolvedModuleOptions, publisher: BabelPulsarClient) =>
+        new BabelQueuePublisherStart(
+          publisher,
+          { brokerAtStart: options.server.brokerAtStart ?? 'required', topic: options.topic },
+          options.server.logger,
+        ),
+    },
+    {
+      provide: t.health,
+      inject: [BABEL_QUEUE_CLIENT_HANDLE, t.pool, t.server, BabelQueuePublisherStart],
+      useFactory: (
+        handle: ClientHandle,
+        pool: BabelProducerPool,
+        server: BabelPulsarServer,
+        publisherStart: BabelQueuePublisherStart,
+      ) => new BabelQueueHealthIndicator(handle, pool, server, publisherStart),
+    },
+    {
+      provide: t.outbox,
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS],
+      useFactory: (options: ResolvedModuleOptions) =>
+        new BabelOutbox({
+          table: options.outbox.table,
+          ...(options.topic !== undefined && { topic: options.topic }),
+        }),
+    },
+    {
+      provide: t.outboxRelay,
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, t.pool],
+      useFactory: ({ outbox }: ResolvedModuleOptions, producers: BabelProducerPool): OutboxRelay | null =>
+        outbox.pool && outbox.relay
+          ? new OutboxRelay({ pool: outbox.pool, producers, table: outbox.table, ...outbox.relay })
+          : null,
+    },
+    {
+      provide: BabelQueueOutboxHost,
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, t.outboxRelay],
+      useFactory: (options: ResolvedModuleOptions, relay: OutboxRelay | null) =>
+        new BabelQueueOutboxHost(options, relay),
+    },
+    {
+      provide: BabelQueueLifecycle,
+      inject: [t.server, t.client, t.pool, BABEL_QUEUE_CLIENT_HANDLE, t.outboxRelay],
+      useFactory: (
+        server: BabelPulsarServer,
+        publisher: BabelPulsarClient,
+        pool: BabelProducerPool,
+        handle: ClientHandle,
+        relay: OutboxRelay | null,
+      ) => new BabelQueueLifecycle(server, publisher, pool, handle, relay),
+    },
+    {
+      provide: t.redrive,
+      inject: [BABEL_QUEUE_CLIENT_HANDLE],
+      useFactory: (handle: ClientHandle) => new BabelQueueRedrive(handle.client),
+    },
+    {
+      provide: BabelQueueStartupCheck,
+      inject: [
+        ModulesContainer,
+        DiscoveryService,
+        MetadataScanner,
+        t.server,
+        BABEL_QUEUE_NAME,
+        BABEL_QUEUE_RESOLVED_OPTIONS,
+      ],
+      useFactory: (
+        modules: ModulesContainer,
+        discovery: DiscoveryService,
+        scanner: MetadataScanner,
+        server: BabelPulsarServer,
+        registration: RegistrationName,
+        options: ResolvedModuleOptions,
+      ) => new BabelQueueStartupCheck(modules, discovery, scanner, server, registration, options),
+    },
+  ];
+}
+
+/** False for a test's stand-in of the pool (overrideProvider): the server and publisher then make their own producers. */
+function isProducerSource(pool: unknown): pool is BabelProducerPool {
+  return typeof (pool as Partial<BabelProducerPool> | null)?.producerFor === 'function';
+}
+
+/** The tokens of the services a registration provides. */
+function registrationTokens(name: string | undefined) {
+  return {
+    pulsar: getPulsarClientToken(name),
+    pool: getBabelProducerPoolToken(name),
+    server: getBabelServerToken(name),
+    client: getBabelClientToken(name),
+    health: getBabelHealthIndicatorToken(name),
+    redrive: getBabelRedriveToken(name),
+    outbox: getBabelOutboxToken(name),
+    outboxRelay: getBabelOutboxRelayToken(name),
+  };
+}
+
+/** What a registration exports: the classes when unnamed, its own named tokens otherwise. */
+export function babelQueueExports(name: string | undefined): InjectionToken[] {
+  return Object.values(registrationTokens(name));
+}

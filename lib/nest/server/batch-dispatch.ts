@@ -1,0 +1,60 @@
+import { BatchCollector, type BatchVerdict } from '../../consumer/batch-collector.js';
+import { batchContextFor, type BabelBatchContext } from '../handler/babel-batch.context.js';
+import { withHandler, type BabelContext } from '../handler/babel.context.js';
+import { describeNestFailure } from '../pipeline/failure-classify.js';
+import type { Route } from './handler-routes.js';
+
+/** One message waiting for its batch: its payload (validated, decrypted) and its own context. */
+export interface BatchMember {
+  payload: unknown;
+  context: BabelContext;
+}
+
+/** Calls a batch handler with the payloads and the batch's context; rejects with the failure of the call. */
+export type BatchCall = (route: Route, payloads: unknown[], context: BabelBatchContext) => Promise<void>;
+
+/**
+ * The batches of a server's batch handlers: one collector per handler. A message joins its handler's batch
+ * after everything a single message goes through before the handler (inspection, schema, idempotency), and the
+ * promise `add` returns settles that message alone.
+ */
+export class BatchDispatch {
+  private readonly collectors = new Map<Route, BatchCollector<BatchMember>>();
+  private closed = false;
+
+  constructor(private readonly call: BatchCall) {}
+
+  /** Resolves when the message succeeded in its batch; rejects with its own failure (or the whole batch's). */
+  add(route: Route, member: BatchMember): Promise<void> {
+    return this.collectorOf(route).add(member);
+  }
+
+  /** Hands over every waiting batch now, and each later message at once (the server is stopping). */
+  close(): void {
+    this.closed = true;
+    for (const collector of this.collectors.values()) collector.close();
+  }
+
+  private collectorOf(route: Route): BatchCollector<BatchMember> {
+    let collector = this.collectors.get(route);
+    if (collector) return collector;
+    const options = route.batch;
+    if (!options) throw new Error(`${route.name} is not a batch handler`);
+    collector = new BatchCollector<BatchMember>(options, (members) => this.runBatch(route, members));
+    if (this.closed) collector.close();
+    this.collectors.set(route, collector);
+    return collector;
+  }
+
+  private async runBatch(route: Route, members: readonly BatchMember[]): Promise<BatchVerdict> {
+    const { context, failed } = batchContextFor(members.map((member) => member.context));
+    withHandler(context, route.declaredAt);
+    await this.call(
+      route,
+      members.map((member) => member.payload),
+      context,
+    );
+    // What the handler reported per message is classified as a thrown failure of that message would be.
+    return { failed: new Map([...failed].map(([index, error]) => [index, describeNestFailure(error)])) };
+  }
+}

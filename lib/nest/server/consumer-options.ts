@@ -1,0 +1,257 @@
+import { checkRetryPolicy, type RetryPolicy } from '../../consumer/index.js';
+import { describeValue } from '../../describe-value.js';
+import { errorText } from '../../error-text.js';
+import type { PulsarProducer, SubscriptionType } from '../../pulsar/client-types.js';
+import { parseTopic } from '../../pulsar/websocket/index.js';
+import { checkClientOptions, type PulsarClientName, type PulsarConsumerOptions } from '../../pulsar/client-options.js';
+import { option, type RaiseOptionError, type ResolvedOptions } from '../../options/option-table.js';
+import { flag, integer, nonBlank, oneOf } from '../../options/validators.js';
+import { checkRetriableRule, type RetriableRule } from '../pipeline/retriable-rule.js';
+
+const SUBSCRIPTION_TYPES = ['Exclusive', 'Shared', 'KeyShared', 'Failover'] as const satisfies SubscriptionType[];
+/** The subscription types on which Pulsar counts redeliveries and honours delivery times. */
+const NACK_SAFE: readonly SubscriptionType[] = ['Shared', 'KeyShared'];
+
+export const isProducer = (value: unknown): value is PulsarProducer =>
+  typeof value === 'object' && value !== null && typeof (value as PulsarProducer).send === 'function';
+
+/** A topic name the client can parse, trimmed. */
+export function checkTopicName(topic: unknown, name: string, raise: RaiseOptionError): string {
+  if (typeof topic !== 'string' || topic.trim() === '')
+    return raise(
+      `${name} must be a non-blank topic name such as "orders" or "persistent://public/default/orders"`,
+      'type',
+    );
+  try {
+    parseTopic(topic.trim());
+  } catch (error) {
+    return raise(`${name}: ${errorText(error)}`, 'type');
+  }
+  return topic.trim();
+}
+
+function noTopicTwice(topics: string[], name: string, raise: RaiseOptionError): string[] {
+  if (new Set(topics).size !== topics.length) raise(`${name} lists a topic twice: ${topics.join(', ')}`, 'type');
+  return topics;
+}
+
+/**
+ * How the module's server consumes (`forRoot({ consumer })`); the BabelPulsarServer's own options add producers
+ * of the user's to `retry` and `deadLetter` ({@link serverConsumerOptions}).
+ */
+export const consumerOptions = {
+  /**
+   * Topics to consume, one consumer each, each with its own retry and dead-letter producer: short (`orders`) or
+   * full (`persistent://public/default/orders`) names.
+   * @defaultValue `[topic]`
+   */
+  topics: option<string | string[], string[] | undefined>((value, name, raise) => {
+    if (value === undefined) return undefined;
+    const list = Array.isArray(value) ? (value as unknown[]) : [value];
+    if (list.length === 0) return raise(`${name} must be one or more non-blank topic names`, 'type');
+    return noTopicTwice(
+      list.map((topic, index) => checkTopicName(topic, `${name}[${index}]`, raise)),
+      name,
+      raise,
+    );
+  }),
+  /**
+   * The subscription name.
+   * @defaultValue `babelqueue`
+   */
+  subscription: nonBlank('babelqueue'),
+  /**
+   * `Shared`, `KeyShared`, `Exclusive` or `Failover`.
+   * @defaultValue `Shared`
+   */
+  subscriptionType: oneOf(SUBSCRIPTION_TYPES, 'Shared', `one of ${SUBSCRIPTION_TYPES.join(', ')}`),
+  /**
+   * Where a new subscription starts: `Latest` or `Earliest` (also the backlog already on the topic). The
+   * subscription is created when the server starts, after every `onModuleInit`: with `Latest`, a message
+   * published before the first start is never seen by a new subscription. An existing subscription always
+   * resumes where it stopped.
+   * @defaultValue `Latest`
+   */
+  subscriptionInitialPosition: oneOf(['Latest', 'Earliest']),
+  /**
+   * Total deliveries of a message, the first included; `1` means no retry.
+   * @defaultValue `3`
+   */
+  maxAttempts: integer({ min: 1, fallback: 3 }),
+  /**
+   * `'republish'`: a copy with `bq-attempts` + 1 goes back to the topic, then the original is acknowledged.
+   * `'nack'`: negative acknowledgement (Shared and KeyShared only: Pulsar counts redeliveries only there).
+   * @defaultValue `'republish'`
+   */
+  retry: oneOf(['republish', 'nack'], 'republish'),
+  /**
+   * Spacing of retries by re-publish on a Shared or KeyShared subscription: the retry copy waits on the broker
+   * (`{ backoff: 'exponential' | 'fixed', initialDelayMs, maxDelayMs?, jitter? }`, docs/retries.md). Per
+   * handler: `@BabelHandler(urn, { retryPolicy })`.
+   * @defaultValue none (a retry is due at once)
+   */
+  retryPolicy: option<RetryPolicy>((value, name, raise) => checkRetryPolicy(value, name, raise)),
+  /**
+   * Where exhausted and poison messages go: `true` = `<topic>.dlq`, a topic name, or `false` (an exhausted
+   * message is acknowledged, dropped and logged).
+   * @defaultValue `true`
+   */
+  deadLetter: option<boolean | string, boolean | string>((value, name, raise) => {
+    if (value === undefined) return true;
+    if (typeof value === 'boolean') return value;
+    if (typeof value !== 'string')
+      return raise(
+        `${name} must be true (<topic>.dlq), false (no dead-lettering) or a topic name, got ${describeValue(value)}`,
+        'type',
+      );
+    return checkTopicName(value, name, raise);
+  }),
+  /**
+   * Messages handled at once per topic.
+   * @defaultValue `1`
+   */
+  concurrency: integer({ min: 1, fallback: 1 }),
+  /**
+   * Unacknowledged messages the consumer may hold (bounds memory on a large backlog).
+   * @defaultValue the client's
+   */
+  receiverQueueSize: integer({ min: 0 }),
+  /**
+   * With `retry: 'nack'`: how long before a negatively acknowledged message comes back.
+   * @defaultValue the client's (60000)
+   */
+  nackRedeliverTimeoutMs: integer({ min: 0 }),
+  /**
+   * How long shutdown waits for in-flight handlers; what still runs then is left for redelivery.
+   * @defaultValue `10000`
+   */
+  shutdownTimeoutMs: integer({ min: 0, fallback: 10_000 }),
+  /**
+   * How long one receive waits before checking for shutdown.
+   * @defaultValue `500`
+   */
+  receiveTimeoutMs: integer({ min: 1, fallback: 500 }),
+  /**
+   * How long a handler may run before its attempt counts as failed (its message is retried or dead-lettered and
+   * its slot freed; the handler keeps running and is reported as overdue); `0` = no limit. Per handler:
+   * `@BabelHandler(urn, { timeoutMs })`.
+   * @defaultValue `60000`
+   */
+  handlerTimeoutMs: integer({ min: 0, fallback: 60_000 }),
+  /**
+   * Each failed delivery is logged on one line; its stack trace goes to the debug level. `true` puts the stack
+   * on that line instead.
+   * @defaultValue `false`
+   */
+  logStackTraces: flag(false),
+  /**
+   * Which failures are worth a retry, asked after a handler's own `isRetriable` and before the built-in rule
+   * (BabelNonRetriableError, 4xx HttpException and guard denials are not): `true` retries, `false` dead-letters at
+   * once, `undefined` leaves it to the built-in rule (docs/pulsar-features.md#your-own-retriable-rule).
+   * @defaultValue the built-in rule
+   */
+  isRetriable: option<RetriableRule>((value, name, raise) => checkRetriableRule(value, name, raise)),
+  /**
+   * Pulsar consumer settings of every subscription (docs/pulsar-features.md#client-options), e.g. `ackTimeoutMs`,
+   * `consumerName`, `keySharedPolicy`; per handler: `@BabelHandler(urn, { consumerOptions })`.
+   * @defaultValue none
+   */
+  consumerOptions: option<PulsarConsumerOptions>((value, name, raise) =>
+    value === undefined
+      ? undefined
+      : checkClientOptions<PulsarConsumerOptions>('consumer', value, name, undefined, raise),
+  ),
+};
+
+/** The BabelPulsarServer's consumer options: the module's, plus producers of the user's for retries and dead letters. */
+export const serverConsumerOptions = {
+  ...consumerOptions,
+  /**
+   * One consumer per topic; short (`orders`) or full (`persistent://public/default/orders`) names. Required.
+   */
+  topics: option<string | string[], string[]>((value, name, raise) => {
+    const list = (Array.isArray(value) ? (value as unknown[]) : [value]).map((topic) =>
+      typeof topic === 'string' ? topic.trim() : '',
+    );
+    if (list.length === 0 || list.includes(''))
+      return raise(`${name} must be one or more non-blank topic names`, 'type');
+    return noTopicTwice(list, name, raise);
+  }),
+  /**
+   * How a failed message is retried: `'republish'` (a copy goes back to the topic through the server's own
+   * producer), a producer of yours (used as is, never closed by the server), or `'nack'` (negative
+   * acknowledgement; Shared and KeyShared subscriptions only).
+   * @defaultValue `'republish'`
+   */
+  retry: option<'republish' | 'nack' | PulsarProducer, 'republish' | 'nack' | PulsarProducer>((value, name, raise) => {
+    if (value === undefined) return 'republish';
+    if (value === 'republish' || value === 'nack' || isProducer(value)) return value;
+    return raise(`${name} must be 'republish', 'nack' or a producer, got ${describeValue(value)}`, 'type');
+  }),
+  /**
+   * Where exhausted and poison messages go: `true` = `<topic>.dlq`, a topic name, a producer of yours (never
+   * closed by the server), or `false` (exhausted messages are acknowledged and dropped).
+   * @defaultValue `true`
+   */
+  deadLetter: option<boolean | string | PulsarProducer, boolean | string | PulsarProducer>((value, name, raise) => {
+    if (value === undefined) return true;
+    if (typeof value === 'boolean' || isProducer(value)) return value;
+    if (typeof value === 'string' && value.trim() !== '') return value.trim();
+    return raise(`${name} must be true, false, a non-blank topic name or a producer`, 'type');
+  }),
+};
+
+export type ResolvedConsumerOptions = ResolvedOptions<typeof serverConsumerOptions>;
+
+/** The rules between consumer options, checked once each option is valid on its own. */
+export function checkConsumerCombination(
+  settings: Pick<ResolvedConsumerOptions, 'retry' | 'retryPolicy' | 'subscriptionType'> & { topics?: string[] },
+  prefix: string,
+  raise: RaiseOptionError,
+): void {
+  const { retry, subscriptionType, retryPolicy, topics } = settings;
+  if (retry === 'nack' && !NACK_SAFE.includes(subscriptionType)) {
+    // Pulsar counts redeliveries only on Shared and KeyShared, so elsewhere the cap would never hold.
+    raise(
+      `${prefix}.retry 'nack' needs a Shared or KeyShared subscription (got ${subscriptionType}); use 'republish' instead`,
+      'type',
+    );
+  }
+  if (isProducer(retry) && topics !== undefined && topics.length > 1)
+    raise(`${prefix}.retry as a single producer needs exactly one topic: a retry goes back to its own topic`, 'type');
+  if (retryPolicy) checkDelayable(retry === 'nack', subscriptionType, `${prefix}.retryPolicy`, raise);
+}
+
+/** A retry delay needs a re-published copy and a subscription type on which Pulsar honours delivery times. */
+export function checkDelayable(
+  retryByNack: boolean,
+  subscriptionType: SubscriptionType,
+  where: string,
+  raise: RaiseOptionError,
+): void {
+  if (retryByNack) {
+    raise(
+      `${where} needs retry 'republish' (a negative acknowledgement cannot carry a delay; use nackRedeliverTimeoutMs)`,
+      'type',
+    );
+  }
+  if (!NACK_SAFE.includes(subscriptionType)) {
+    // The broker would deliver the copy at once: the configured spacing would silently not happen.
+    raise(
+      `${where} needs a Shared or KeyShared subscription (got ${subscriptionType}): Pulsar honours delivery times only there`,
+      'type',
+    );
+  }
+}
+
+/** The consumer settings checked against the client they will run on, when it is known (a setting it lacks fails). */
+export function checkConsumerOptionsFor(
+  consumerOptions: PulsarConsumerOptions | undefined,
+  client: PulsarClientName | undefined,
+  name: string,
+  raise: RaiseOptionError,
+): PulsarConsumerOptions | undefined {
+  return consumerOptions === undefined || client === undefined
+    ? consumerOptions
+    : checkClientOptions<PulsarConsumerOptions>('consumer', consumerOptions, name, client, raise);
+}
