@@ -43,6 +43,24 @@ export class RequestedSettlement extends BabelQueueError {
   }
 }
 
+/**
+ * A settle request this subscription cannot honour (a delayed retry where Pulsar ignores delivery times): retrying
+ * cannot help, so the message is dead-lettered at once with this reason, unless the handler catches it.
+ */
+export class SettleRequestRefusedError extends BabelNonRetriableError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SettleRequestRefusedError';
+  }
+}
+
+/** The error of a settle call made once its message was settled (the handler passed its time-out). */
+export function lateSettleError(call: string): BabelQueueError {
+  return new BabelQueueError(
+    `${call} was called after the message was settled (the handler passed its time-out): it has no effect`,
+  );
+}
+
 const DEFAULT_RETRY_REASON = 'the handler asked for a retry (ctx.retry())';
 
 /**
@@ -89,7 +107,8 @@ export function checkRetryRequest(options: unknown, delayRefusal: string | null)
   if (delayMs !== undefined) {
     if (typeof delayMs !== 'number' || !Number.isSafeInteger(delayMs) || delayMs < 0)
       throw new RangeError(`ctx.retry() delayMs must be a whole number of ms >= 0, got ${describeValue(delayMs)}`);
-    if (delayMs > 0 && delayRefusal !== null) throw new TypeError(`ctx.retry() delayMs ${delayRefusal}`);
+    if (delayMs > 0 && delayRefusal !== null)
+      throw new SettleRequestRefusedError(`ctx.retry() delayMs ${delayRefusal}`);
   }
   return {
     kind: 'retry',
@@ -128,6 +147,11 @@ export class SettleRequests {
     return this.request;
   }
 
+  /** True once the message was settled: a later request has no effect. */
+  get isSettled(): boolean {
+    return this.settled;
+  }
+
   /** Ends the handler's say: returns its request, and later calls throw. */
   settle(): SettleRequest | null {
     this.settled = true;
@@ -135,10 +159,7 @@ export class SettleRequests {
   }
 
   private record(call: string, make: () => SettleRequest): void {
-    if (this.settled)
-      throw new BabelQueueError(
-        `${call} was called after the message was settled (the handler passed its time-out): it has no effect`,
-      );
+    if (this.settled) throw lateSettleError(call);
     if (this.request !== null)
       throw new BabelQueueError(
         `${call} was called after ${describeRequest(this.request)}: the first call decides how the message is settled`,

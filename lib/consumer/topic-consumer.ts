@@ -6,7 +6,10 @@ import { processMessage, type ProcessorContext, type SettledEvent } from './proc
 import type { PushFeed, PushResult } from './push-feed.js';
 
 export interface TopicConsumerOptions extends Omit<ProcessorContext, 'onHandlerOverdue' | 'firstReport' | 'deadlines'> {
-  /** Messages handled at once; the receive loop waits for a free slot before asking for the next. */
+  /**
+   * Handler invocations alive at once, those past their time-out included (their messages are settled, their work
+   * still runs); the receive loop waits for a free slot before asking for the next message.
+   */
   concurrency: number;
   /** How long one receive waits, so that a stop request is noticed promptly. */
   receiveTimeoutMs?: number;
@@ -187,7 +190,7 @@ export class TopicConsumer {
   private drainHeld(): Promise<void> {
     this.draining ??= (async () => {
       while (this.held.length > 0 && !this.paused && !this.stopping) {
-        while (this.inFlight.size >= this.options.concurrency && !this.stopping) await this.freeSlot();
+        while (!this.hasFreeSlot() && !this.stopping) await this.freeSlot();
         if (this.paused || this.stopping) break;
         this.track(this.held.shift()!);
       }
@@ -208,11 +211,16 @@ export class TopicConsumer {
       return this.held.length < (this.options.pausedHoldLimit ?? PAUSED_HOLD_LIMIT) ? undefined : this.whileResumed();
     }
     this.track(message);
-    return this.inFlight.size < this.options.concurrency ? undefined : this.freeSlot();
+    return this.hasFreeSlot() ? undefined : this.freeSlot();
+  }
+
+  /** A handler past its time-out keeps its slot until it ends: a hung dependency cannot pile up invocations. */
+  private hasFreeSlot(): boolean {
+    return this.inFlight.size + this.overdue < this.options.concurrency;
   }
 
   private freeSlot(): Promise<void> {
-    if (this.inFlight.size < this.options.concurrency || this.stopping) return DONE;
+    if (this.hasFreeSlot() || this.stopping) return DONE;
     return new Promise((resolve) => this.slotWaiters.push(resolve));
   }
 
@@ -262,12 +270,19 @@ export class TopicConsumer {
       `handler for ${urn} on ${this.topic} did not settle within ${timeoutMs} ms: counted as a failed attempt ` +
         `and its message settled; the handler still runs (${this.overdue} overdue on this topic)`,
     );
+    if (this.overdue >= this.options.concurrency)
+      this.options.logger.warn(
+        `every slot of ${this.topic} (concurrency ${this.options.concurrency}) is held by a handler past its ` +
+          'time-out: no message is taken until one of them ends (status stalled)',
+      );
     void stillRunning.then(() => {
+      const wasFull = this.overdue >= this.options.concurrency;
       this.overdue -= 1;
       this.options.logger.warn(
         `overdue handler for ${urn} on ${this.topic} ended ${Date.now() - since} ms after its time-out; ` +
-          'its result was ignored',
+          `its result was ignored${wasFull ? '; taking messages again' : ''}`,
       );
+      this.releaseSlotWaiters();
     });
   }
 }

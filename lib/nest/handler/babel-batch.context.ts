@@ -1,5 +1,6 @@
 import { BaseRpcContext } from '@nestjs/microservices';
-import type { BabelContext } from './babel.context.js';
+import { lateSettleError } from '../../consumer/settle-request.js';
+import { wasSettled, type BabelContext } from './babel.context.js';
 
 type BabelBatchContextArgs = [messages: readonly BabelContext[], failed: Map<number, unknown>];
 
@@ -27,10 +28,13 @@ export class BabelBatchContext extends BaseRpcContext<BabelBatchContextArgs> {
 
   /**
    * Marks message `index` as failed with `error` (a BabelNonRetriableError dead-letters it at once; anything
-   * else is retried under the usual rules). The last call for an index wins.
+   * else is retried under the usual rules). The last call for an index wins. Throws, as a late `ctx.retry()`
+   * does, once that message was settled (the batch passed its time-out).
    */
   fail(index: number, error: unknown = new Error(`message ${index} of the batch failed`)): void {
-    this.args[1].set(this.checkIndex(index), error);
+    const checked = this.checkIndex(index);
+    if (wasSettled(this.args[0][checked]!)) throw lateSettleError(`fail(${checked})`);
+    this.args[1].set(checked, error);
   }
 
   /** The indexes marked as failed so far. */

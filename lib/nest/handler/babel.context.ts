@@ -51,6 +51,11 @@ export function settleRequested(context: BabelContext): boolean {
   return ((context as unknown as TransportDetails)[REQUESTS]?.requested ?? null) !== null;
 }
 
+/** True once the message of this context was settled (its handler passed its time-out, or it returned). */
+export function wasSettled(context: BabelContext): boolean {
+  return (context as unknown as TransportDetails)[REQUESTS]?.isSettled ?? false;
+}
+
 function requestsOf(context: BabelContext, call: string): SettleRequests {
   const requests = (context as unknown as TransportDetails)[REQUESTS];
   if (!requests)

@@ -1,58 +1,37 @@
 import { Logger } from '@nestjs/common';
 import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microservices';
 import { EventEmitter } from 'node:events';
-import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host.js';
-import { isObservable, lastValueFrom } from 'rxjs';
-import { TopicConsumer, type BabelQueueHooks, type ConsumerLogger, type SettledEvent } from '../../consumer/index.js';
-import type { Envelope } from '../../envelope/index.js';
-import type { PulsarClientLike, PulsarMessage, PulsarProducer } from '../../pulsar/client-types.js';
-import { canPush, PushFeed } from '../../consumer/push-feed.js';
+import type { BabelQueueHooks, ConsumerLogger, SettledEvent } from '../../consumer/index.js';
+import type { PulsarClientLike } from '../../pulsar/client-types.js';
 import { toLibraryClient } from '../../pulsar/native/adapter.js';
-import { contextFor, type BabelContext } from '../handler/babel.context.js';
-import { runOnce } from '../../idempotency/run-once.js';
-import { ConnectionWatch } from './connection-watch.js';
-import { HandlerRoutes, type Binding, type Route } from './handler-routes.js';
-import type { BabelHandlerExtras } from '../handler/babel-handler.decorator.js';
-import { DEFAULT_PATTERN_DISCOVERY_MS } from '../handler/handler-options.js';
-import { BABEL_HANDLER_EXTRAS, BABEL_OWN_IDEMPOTENCY, BABEL_TRANSPORT } from '../constants.js';
-import { handlerPayload } from '../../schema/message-payload.js';
-import { failureOf, unrelayedFailureOf } from '../pipeline/failure-classify.js';
-import { ATTACH_RELAY, type BabelFailureRelay, type RelayTarget } from '../pipeline/failure-relay.js';
-import { subscriptionLine } from './startup-lines.js';
-import { BrokerWait } from './broker-wait.js';
-import { normalizeTopic } from '../../pulsar/websocket/index.js';
-import { messageIdText } from '../../pulsar/message-id.js';
-import { inProcessSpan, loadOpenTelemetry, openTelemetry, tracingObserved } from '../../otel/tracing.js';
+import { topicListerOf } from '../../pulsar/topic-lister.js';
+import { fullTopicName } from '../../pulsar/websocket/topic.js';
+import { loadOpenTelemetry } from '../../otel/tracing.js';
 import { ConsumerMetrics } from '../../otel/metrics.js';
-import type { DeferredProducer, RefusedProducerState } from './refused-producer.js';
-import { BindingProducers } from './binding-producers.js';
-import { consumerConfigFor, deadLetterTopicOf } from './consumer-config.js';
-import { isRetriableNestFailure } from '../pipeline/failure-classify.js';
-import { raiseStandardError } from '../../options/option-table.js';
+import type { BabelHandlerExtras } from '../handler/babel-handler.decorator.js';
+import { BABEL_HANDLER_EXTRAS, BABEL_OWN_IDEMPOTENCY, BABEL_TRANSPORT } from '../constants.js';
+import { ATTACH_RELAY, type BabelFailureRelay, type RelayTarget } from '../pipeline/failure-relay.js';
+import { BrokerWait } from './broker-wait.js';
+import { deadLetterTopicOf } from './consumer-config.js';
+import { HandlerDispatch, type ProcessingHooks } from './handler-dispatch.js';
+import { routeOf } from './handler-registration.js';
+import { HandlerRoutes } from './handler-routes.js';
+import type { SubscriptionTarget } from './pause-control.js';
 import {
-  checkDelayable,
   isProducer,
   resolveServerOptions,
   type BabelPulsarServerOptions,
   type ResolvedServerOptions,
 } from './server-options.js';
-import { keepDeadLetters } from '../../redrive/keep-dead-letters.js';
-import type { PulsarConsumerOptions } from '../../pulsar/client-options.js';
-import { bindingConsumerOptions } from './binding-consumer-options.js';
-import { clientNameOf, producerOptionsFor } from '../client/producer-settings.js';
-import { BatchDispatch } from './batch-dispatch.js';
-import { PatternWatch } from './pattern-watch.js';
-import { topicListerOf } from '../../pulsar/topic-lister.js';
-import type { BabelBatchContext } from '../handler/babel-batch.context.js';
-import { delayedRetryRefusal, RequestedSettlement, type SettleRequests } from '../../consumer/settle-request.js';
-import { composeRetriable } from '../pipeline/retriable-rule.js';
-import { pauseKey, selectSubscriptions, type SubscriptionTarget } from './pause-control.js';
+import { fanOutWarnings, foreignPatternWarning } from './server-warnings.js';
+import { StatusMonitor, type BabelServerStatus } from './status-monitor.js';
+import type { Subscription } from './subscription.js';
+import { planSubscriptions } from './subscription-plan.js';
+import { openSubscription } from './subscription-runner.js';
+import { SubscriptionSet } from './subscription-set.js';
+import type { RefusedProducerState } from './refused-producer.js';
 
-/**
- * `stalled`: connected, but some handler passed its time-out and still runs (see describe()). `paused`: connected,
- * and every consumer is paused (see pause(); describe() tells which are when only some are).
- */
-export type BabelServerStatus = 'connected' | 'disconnected' | 'reconnecting' | 'stalled' | 'paused' | 'closed';
+export type { BabelServerStatus } from './status-monitor.js';
 
 /** Events of `server.on(...)`. */
 export type BabelServerEvents = {
@@ -62,47 +41,11 @@ export type BabelServerEvents = {
   error: (error: Error) => void;
 };
 
-interface TopicResources {
-  consumer: TopicConsumer;
-  subscription: string;
-  owned: PulsarProducer[];
-  /** Retry / dead-letter producers the broker refused for lack of permission (retried on each write). */
-  deferred: DeferredProducer[];
-}
-
-const STATUS_POLL_MS = 1000;
-const fullTopic = (topic: string): string => {
-  try {
-    return normalizeTopic(topic);
-  } catch {
-    return topic;
-  }
-};
-
-/** The start-up line of a pattern binding: what it matched and how often it looks again. */
-function patternLine(watch: PatternWatch, binding: Binding): string {
-  const topics = watch.topics;
-  return (
-    `consuming ${topics.length} topic(s) matching ${watch.pattern.label} through subscription ` +
-    `${binding.subscription}${topics.length > 0 ? ` (${topics.join(', ')})` : ''}; new matching topics are looked ` +
-    `for every ${binding.pattern!.discoveryMs} ms`
-  );
-}
-
-/** A topic with batch handlers takes in at least a full batch at once, or no batch would ever fill. */
-function batchConcurrency(concurrency: number, routes: ReadonlyMap<string, Route>): number {
-  return Math.max(concurrency, ...[...routes.values()].map((route) => route.batch?.maxMessages ?? 0));
-}
-
-/** A batch member's time-out also covers the wait for its batch to fill. */
-function batchTimeoutMs(route: Route | undefined, serverTimeoutMs: number): number {
-  const timeoutMs = route?.timeoutMs ?? serverTimeoutMs;
-  return route?.batch && timeoutMs > 0 ? timeoutMs + route.batch.maxWaitMs : timeoutMs;
-}
-
 /**
  * A NestJS CustomTransportStrategy that consumes Pulsar topics and routes each message to the
- * @BabelHandler method of its URN, settling it as the BabelQueue reference transport does.
+ * @BabelHandler method of its URN, settling it as the BabelQueue reference transport does. It keeps Nest's
+ * contract; the work is done by its parts: the handler routes, the subscriptions (planned once, see
+ * SubscriptionSet), the dispatch to handlers and the status monitor.
  */
 export class BabelPulsarServer
   extends Server<BabelServerEvents, BabelServerStatus>
@@ -120,29 +63,18 @@ export class BabelPulsarServer
   private readonly routes: HandlerRoutes;
   /** Patterns registered without @BabelHandler, each warned about once. */
   private readonly foreignPatterns = new Set<string>();
-  private started = false;
   /** The failure relays of the application's modules that declare handlers (one per module). */
   private readonly relays = new Set<BabelFailureRelay>();
-  private readonly running: TopicResources[] = [];
-  private statusTimer: NodeJS.Timeout | null = null;
-  private lastStatus: BabelServerStatus | null = null;
-  private readonly connections = new ConnectionWatch();
+  private readonly dispatcher: HandlerDispatch;
+  private readonly monitor: StatusMonitor;
+  /** Planned once, on the first listen() or pause(): from then on, no handler can be added. */
+  private subscriptions: SubscriptionSet | null = null;
+  /** The one start of this server: a second listen() (also a concurrent one) waits for it. */
+  private starting: Promise<void> | null = null;
   private closing: Promise<void> | null = null;
   private metrics: ConsumerMetrics | undefined;
-  /** The Pulsar consumer settings of each subscription, merged and checked at start. */
-  private readonly consumerOptions = new Map<Binding, PulsarConsumerOptions>();
   /** Retries the subscriptions while the broker did not answer at start (brokerAtStart: 'optional'). */
   private brokerWait: BrokerWait | null = null;
-  /** The topic patterns' discoveries (docs/pulsar-features.md#topic-patterns), by pattern binding. */
-  private readonly patterns = new Map<Binding, PatternWatch>();
-  /** Set once consuming started: a topic a pattern finds later starts consuming at once. */
-  private consuming = false;
-  /** The batches of the batch handlers (docs/pulsar-features.md#batch-handlers). */
-  private readonly batches = new BatchDispatch((route, payloads, context) => this.callBatch(route, payloads, context));
-  /** The consumers paused by pause() (pauseKey), also those not subscribed yet: they start paused. */
-  private readonly pausedKeys = new Set<string>();
-  /** Each route's composed retriable rule (the server itself for a URN without a route). */
-  private readonly retriableRules = new WeakMap<object, (error: unknown) => boolean>();
 
   constructor(private readonly options: BabelPulsarServerOptions) {
     super();
@@ -151,6 +83,18 @@ export class BabelPulsarServer
     this.routes = new HandlerRoutes(this.settings.topics, this.settings.subscription);
     // An 'error' event without listeners would throw; errors are logged here instead.
     this.events.on('error', () => undefined);
+    this.dispatcher = new HandlerDispatch({
+      settings: this.settings,
+      logger: this.consumerLogger(),
+      metrics: () => this.metrics,
+      processing: this.processingHooks,
+    });
+    this.monitor = new StatusMonitor({
+      running: () => this.subscriptions?.running ?? [],
+      defaultSubscription: this.settings.subscription,
+      logger: this.consumerLogger(),
+      publish: (status) => this._status$.next(status),
+    });
   }
 
   /** Called by the failure relay of each module with handlers, when this server joins their application. */
@@ -158,9 +102,13 @@ export class BabelPulsarServer
     this.relays.add(relay);
   }
 
-  /** Subscribes every topic, then calls back (with the error if any subscription failed). */
+  /** Subscribes every topic, then calls back (with the error if any subscription failed). Idempotent. */
   listen(callback: (error?: unknown) => void): void {
-    this.start().then(
+    this.starting ??= this.start().catch((error: unknown) => {
+      this.starting = null;
+      throw error;
+    });
+    this.starting.then(
       () => callback(),
       (error: unknown) => callback(error),
     );
@@ -189,7 +137,7 @@ export class BabelPulsarServer
 
   /** True once listen() was called (the module warns when a server with handlers is never started). */
   get wasStarted(): boolean {
-    return this.started;
+    return this.starting !== null;
   }
 
   /**
@@ -206,51 +154,11 @@ export class BabelPulsarServer
     const babelExtras = extras[BABEL_HANDLER_EXTRAS] as BabelHandlerExtras | undefined;
     // Another named registration's handler: its own server runs it.
     if (babelExtras?.connection !== this.settings.name) return;
+    if (this.subscriptions)
+      throw new Error(`${babelExtras?.handler ?? urn}: handlers are registered before listen() or pause()`);
     if (!babelExtras) this.warnForeignPattern(urn, isEventHandler);
-    const name = babelExtras?.handler ?? 'an unnamed handler';
-    const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, owner, method, schema, consumerOptions } =
-      babelExtras ?? {};
-    const { batch, topicsPattern, patternDiscoveryMs, isRetriable } = babelExtras ?? {};
-    if (retryPolicy)
-      checkDelayable(
-        this.settings.retry === 'nack',
-        this.settings.subscriptionType,
-        `${name} retryPolicy`,
-        raiseStandardError,
-      );
-    if ((topic !== undefined || topicsPattern !== undefined) && isProducer(this.settings.retry)) {
-      throw new TypeError(
-        `${name} names its own ${topic !== undefined ? 'topic' : 'topicsPattern'}, but options.retry is a single ` +
-          "producer: a retry goes back to its own topic; use retry 'republish'",
-      );
-    }
-    this.routes.add(
-      urn,
-      {
-        handler: callback,
-        name,
-        ...(owner !== undefined && method !== undefined && { declaredAt: { owner, method } }),
-        ...(timeoutMs !== undefined && { timeoutMs }),
-        ...(schema !== undefined && { schema }),
-        ...(consumerOptions !== undefined && { consumerOptions }),
-        ...(isRetriable !== undefined && { isRetriable }),
-        ...(extras[BABEL_OWN_IDEMPOTENCY] === true && { ownIdempotency: true }),
-        ...(batch !== undefined && { batch }),
-        ...((maxAttempts !== undefined || retryPolicy !== undefined) && {
-          policy: {
-            ...(maxAttempts !== undefined && { maxAttempts }),
-            ...(retryPolicy !== undefined && { retryPolicy }),
-          },
-        }),
-      },
-      {
-        ...(topic !== undefined && { topic }),
-        ...(subscription !== undefined && { subscription }),
-        ...(topicsPattern !== undefined && {
-          pattern: { pattern: topicsPattern, discoveryMs: patternDiscoveryMs ?? DEFAULT_PATTERN_DISCOVERY_MS },
-        }),
-      },
-    );
+    const { route, place } = routeOf(callback, babelExtras, extras[BABEL_OWN_IDEMPOTENCY] === true, this.settings);
+    this.routes.add(urn, route, place);
     if (!this.messageHandlers.has(urn)) super.addHandler(pattern, callback, isEventHandler, extras);
   }
 
@@ -276,105 +184,88 @@ export class BabelPulsarServer
     paused: boolean;
     refused: RefusedProducerState[];
   }> {
-    return this.running.map(({ consumer, deferred, subscription }) => ({
-      topic: consumer.topic,
-      subscription,
-      active: consumer.activeCount,
-      overdue: consumer.overdueCount,
-      connected: consumer.isConnected(),
-      paused: consumer.isPaused,
-      refused: deferred.map((producer) => producer.state()).filter((state) => state.refused !== null),
-    }));
+    return this.subscriptions?.describe() ?? [];
   }
 
   /**
    * Stops handling new messages on the consumers `target` names (none: all of them; a topic alone: all its
-   * subscriptions) until resume(). Resolves once the messages already being handled have been settled. Nothing is
-   * lost: what the client had already received waits, unacknowledged, for resume() (or is redelivered after close).
-   * Before listen(), the consumers start paused. Throws when `target` names no consumer of this server.
+   * subscriptions; a pattern's label: every topic it found, and those it finds later) until resume(). Resolves
+   * once the messages already being handled have been settled. Nothing is lost: what the client had already
+   * received waits, unacknowledged, for resume() (or is redelivered after close). Before listen(), the consumers
+   * start paused. Throws when `target` names no consumer of this server.
    */
   async pause(target?: SubscriptionTarget): Promise<void> {
-    const keys = this.pauseKeysOf(target, 'pause()');
-    for (const key of keys) this.pausedKeys.add(key);
-    const pausing = this.running.filter((resources) => keys.has(this.keyOf(resources)));
-    const settled = Promise.all(pausing.map(({ consumer }) => consumer.pause()));
-    this.refreshStatus();
+    const settled = this.planned('pause()').setPaused(target, true, 'pause()');
+    this.monitor.refresh();
     await settled;
+    this.monitor.refresh();
   }
 
   /** Handles messages again on the consumers `target` names (none: all), those held while paused first. */
   resume(target?: SubscriptionTarget): void {
-    const keys = this.pauseKeysOf(target, 'resume()');
-    for (const key of keys) this.pausedKeys.delete(key);
-    for (const resources of this.running) if (keys.has(this.keyOf(resources))) resources.consumer.resume();
-    this.refreshStatus();
+    void this.planned('resume()').setPaused(target, false, 'resume()');
+    this.monitor.refresh();
   }
 
-  private pauseKeysOf(target: SubscriptionTarget | undefined, call: string): Set<string> {
+  /** The subscriptions, planned from the handlers on first use. */
+  private planned(call: string): SubscriptionSet {
     if (this.closing) throw new Error(`${call}: BabelPulsarServer was closed`);
-    const consumed = this.routes.subscribed().map(({ topic, subscription }) => ({ topic, subscription }));
-    const selected = selectSubscriptions(consumed, target, call, fullTopic);
-    return new Set(selected.map(({ topic, subscription }) => pauseKey(fullTopic(topic), subscription)));
-  }
-
-  private keyOf({ consumer, subscription }: TopicResources): string {
-    return pauseKey(fullTopic(consumer.topic), subscription);
-  }
-
-  /** The status at once after pause() / resume() (the poll would tell within a second). */
-  private refreshStatus(): void {
-    if (this.statusTimer !== null) this.pollStatus();
+    this.subscriptions ??= new SubscriptionSet(
+      planSubscriptions(this.routes.subscribed(), this.settings, (problem) => this.consumerLogger().warn(problem)),
+      {
+        open: (model) => this.open(model),
+        listerFor: (model) => this.listerFor(model),
+        excluded: (topic) => topic === this.singleDeadLetterTopic(),
+        deadLetterTopicOf: (topic) => deadLetterTopicOf(topic, this.settings.deadLetter),
+        subscriptionType: this.settings.subscriptionType,
+        logger: this.consumerLogger(),
+      },
+    );
+    return this.subscriptions;
   }
 
   private async start(): Promise<void> {
     if (this.closing) throw new Error('BabelPulsarServer was closed; create a new one to listen again');
-    if (this.running.length > 0) return;
-    this.started = true;
+    // Before any subscription: a setting the client cannot honour fails the start whatever brokerAtStart says.
+    const subscriptions = this.planned('listen()');
     // OpenTelemetry (an optional peer) is imported once; without it there are no spans and no metrics. With
     // both signals switched off it is not imported at all.
     const { tracing, metrics } = this.settings.telemetry;
     if ((tracing || metrics) && (await loadOpenTelemetry()) && metrics) this.metrics ??= ConsumerMetrics.create();
-    this.warnFanOut(this.routes.subscribed());
-    this.planDirectCalls(this.routes.subscribed());
-    // Before any subscription: a setting the client cannot honour fails the start whatever brokerAtStart says.
-    for (const binding of this.routes.subscribed()) {
-      const client = clientNameOf(this.settings.client);
-      this.consumerOptions.set(binding, bindingConsumerOptions(binding, this.settings.consumerOptions, client));
-    }
+    if (this.settings.retry !== 'nack' && this.settings.startupWarnings)
+      for (const warning of fanOutWarnings(subscriptions.planned)) this.logger.warn(warning);
+    this.dispatcher.planDirectCalls(
+      subscriptions.planned.flatMap(({ routes }) => [...routes.values()]),
+      this.relays,
+    );
     try {
-      await this.subscribeAll();
+      await this.openAll(subscriptions);
     } catch (error) {
       if (this.settings.brokerAtStart === 'required') throw error;
-      this.brokerWait = this.waitForBroker(error);
+      this.brokerWait = this.waitForBroker(subscriptions, error);
       return;
     }
-    this.startConsuming();
+    this.startConsuming(subscriptions);
   }
 
-  /** Subscribes every binding; on a failure releases what was created and rejects. */
-  private async subscribeAll(): Promise<void> {
+  private async openAll(subscriptions: SubscriptionSet): Promise<void> {
     try {
-      const bindings = this.routes.subscribed();
-      for (const binding of bindings) {
-        if (binding.pattern) await this.watchPattern(binding, bindings);
-        else this.running.push(await this.startBinding(binding, bindings));
-      }
+      await subscriptions.open(this.settings.shutdownTimeoutMs);
     } catch (error) {
-      this.setStatus('disconnected');
-      await this.releaseAll();
+      this.monitor.set('disconnected');
       throw error;
     }
   }
 
   /** Retries the subscriptions until the broker answers: one log line when waiting begins, one when connected. */
-  private waitForBroker(error: unknown): BrokerWait {
+  private waitForBroker(subscriptions: SubscriptionSet, error: unknown): BrokerWait {
     const log = this.consumerLogger();
-    const topics = this.settings.topics.map(fullTopic).join(', ');
+    const topics = this.settings.topics.map(fullTopicName).join(', ');
     return new BrokerWait(
       {
         attempt: async () => {
-          await this.subscribeAll();
-          this.startConsuming();
+          await this.openAll(subscriptions);
+          this.startConsuming(subscriptions);
         },
         onWaiting: (first) =>
           log.warn(
@@ -388,292 +279,84 @@ export class BabelPulsarServer
     );
   }
 
-  private startConsuming(): void {
+  private startConsuming(subscriptions: SubscriptionSet): void {
     if (this.closing) return;
-    this.consuming = true;
-    for (const resources of this.running) {
-      if (this.pausedKeys.has(this.keyOf(resources))) void resources.consumer.pause();
-      resources.consumer.start();
-    }
-    for (const binding of this.routes.subscribed()) {
-      const watch = this.patterns.get(binding);
-      if (watch) this.consumerLogger().log(patternLine(watch, binding));
-      else
-        this.consumerLogger().log(subscriptionLine(fullTopic(binding.topic), binding, this.settings.subscriptionType));
-    }
-    for (const watch of this.patterns.values()) watch.watch();
-    this.setStatus('connected');
-    this.statusTimer = setInterval(() => this.pollStatus(), STATUS_POLL_MS);
-    this.statusTimer.unref();
-    this.refreshStatus();
+    subscriptions.startConsuming();
+    this.monitor.start();
+  }
+
+  private open(model: Subscription) {
+    return openSubscription(model, {
+      client: this.client,
+      settings: this.settings,
+      logger: this.consumerLogger(),
+      hooks: this.hooks(),
+      hasHandler: (subscription, urn) =>
+        subscription.routes.has(urn) || (this.subscriptions?.handledBySibling(subscription, urn) ?? false),
+      // A URN only a sibling subscription of this topic handles is that subscription's work: acknowledged here.
+      dispatch: async (subscription, urn, envelope, message, requests) => {
+        const route = subscription.routes.get(urn);
+        if (route) await this.dispatcher.dispatch(route, urn, envelope, message, subscription.topic, requests);
+      },
+      onSettled: (event) => {
+        this.metrics?.settled(event);
+        this.events.emit('settled', event);
+      },
+      onLoopError: (subscription, error) => {
+        this.logger.error(`receive on ${subscription.topic} failed: ${error.message}`);
+        this.events.emit('error', error);
+      },
+    });
+  }
+
+  /** Lists a pattern's namespace through the broker's admin API (neither client can list topics). */
+  private listerFor(model: Subscription) {
+    const list = topicListerOf(this.settings.client);
+    if (list) return list;
+    const { pattern } = model.pattern!;
+    const names = [...model.routes.values()].map(({ name }) => name).join(', ');
+    throw new TypeError(
+      `${names}: topicsPattern ${pattern.label} needs the broker's admin API to list the topics of ` +
+        `${pattern.tenant}/${pattern.namespace}, and this client was not created by the library: give ` +
+        'BabelQueueModule a serviceUrl, or create the client with createPulsarClient or new PulsarWebSocketClient',
+    );
+  }
+
+  /** The one dead-letter topic of every record, when one is configured (no pattern consumes it). */
+  private singleDeadLetterTopic(): string | undefined {
+    const deadLetter = this.settings.deadLetter ?? true;
+    if (deadLetter === true || deadLetter === false) return undefined;
+    return fullTopicName(isProducer(deadLetter) ? deadLetter.getTopic() : deadLetter.trim());
   }
 
   /**
-   * Consumes the topics a pattern matches now, each as a topic of its own, and keeps looking for new ones once
-   * consuming starts. The namespace is listed through the broker's admin API (neither client can list topics).
+   * Nest's processing hooks around one handler call, as its own transports run them (the start hook gets a `done`
+   * that runs the handler; the end hook runs once it settled). Nest versions without them call the handler only.
    */
-  private async watchPattern(binding: Binding, all: readonly Binding[]): Promise<void> {
-    const { pattern } = binding.pattern!;
-    const list = topicListerOf(this.settings.client);
-    if (!list) {
-      const names = [...binding.routes.values()].map(({ name }) => name).join(', ');
-      throw new TypeError(
-        `${names}: topicsPattern ${pattern.label} needs the broker's admin API to list the topics of ` +
-          `${pattern.tenant}/${pattern.namespace}, and this client was not created by the library: give ` +
-          'BabelQueueModule a serviceUrl, or create the client with createPulsarClient or new PulsarWebSocketClient',
-      );
-    }
-    const deadLetter = this.settings.deadLetter ?? true;
-    const ownDeadLetterTopic =
-      deadLetter === true || deadLetter === false
-        ? undefined
-        : fullTopic(isProducer(deadLetter) ? deadLetter.getTopic() : deadLetter.trim());
-    const watch = new PatternWatch(binding as Binding & { pattern: NonNullable<Binding['pattern']> }, {
-      list,
-      excluded: (topic) => topic === ownDeadLetterTopic,
-      taken: (topic, subscription) =>
-        all.some(
-          (other) => !other.pattern && other.subscription === subscription && fullTopic(other.topic) === topic,
-        ) ||
-        this.running.some((other) => other.subscription === subscription && fullTopic(other.consumer.topic) === topic),
-      consume: async (found, late) => {
-        // Released with the others on close: stop() waits for a discovery under way before releasing.
-        const resources = await this.startBinding(found, all, late ? 'Earliest' : undefined);
-        this.running.push(resources);
-        if (this.consuming) resources.consumer.start();
-      },
-      logger: this.consumerLogger(),
-    });
-    await watch.start();
-    this.patterns.set(binding, watch);
-  }
-
-  private async startBinding(
-    binding: Binding,
-    all: readonly Binding[],
-    initialPosition?: 'Earliest',
-  ): Promise<TopicResources> {
-    const { topic, routes } = binding;
-    const { client, settings } = this;
-    const producers = new BindingProducers(
-      topic,
-      client,
-      settings.producers,
-      this.consumerLogger(),
-      fullTopic,
-      (target) => producerOptionsFor(settings.producerSettings, target),
-    );
-    try {
-      const { retry, deadLetter } = settings;
-      const retryProducer =
-        retry === 'nack' ? null : isProducer(retry) ? retry : await producers.acquire(topic, 'retry copies');
-      const deadLetterTopic = deadLetterTopicOf(topic, deadLetter);
-      const deadLetterProducer = isProducer(deadLetter)
-        ? deadLetter
-        : deadLetterTopic === null
-          ? null
-          : await producers.acquire(deadLetterTopic, 'dead-letter records');
-      if (deadLetterTopic !== null)
-        await keepDeadLetters(client, deadLetterTopic, (warning) => this.consumerLogger().warn(warning));
-      // A client that pushes (the native listener) saves a receive() round trip per message.
-      const feed = canPush(client) ? new PushFeed() : undefined;
-      const subscription = consumerConfigFor(binding, settings, this.consumerOptions.get(binding), initialPosition);
-      const pulsarConsumer =
-        feed && canPush(client)
-          ? await client.subscribePush(subscription, feed.deliver)
-          : await client.subscribe(subscription);
-      const consumer = new TopicConsumer({
-        topic,
-        consumer: pulsarConsumer,
-        ...(feed && { feed }),
-        retryProducer,
-        deadLetterProducer,
-        policy: {
-          maxAttempts: this.settings.maxAttempts,
-          ...(this.settings.retryPolicy && { retryPolicy: this.settings.retryPolicy }),
-        },
-        handlerPolicy: (urn) => routes.get(urn)?.policy,
-        isRetriable: (error, urn) => this.retriableRuleOf(routes.get(urn))(error),
-        delayedRetryRefusal: delayedRetryRefusal(
-          retryProducer === null,
-          this.settings.subscriptionType === 'Shared' || this.settings.subscriptionType === 'KeyShared',
-        ),
-        concurrency: batchConcurrency(this.settings.concurrency, routes),
-        // Held while paused at most what the client's own receiver queue holds (its default 1000 otherwise).
-        ...(this.settings.receiverQueueSize !== undefined && {
-          pausedHoldLimit: Math.max(1, this.settings.receiverQueueSize),
-        }),
-        receiveTimeoutMs: this.settings.receiveTimeoutMs,
-        hasHandler: (urn) => routes.has(urn) || this.routes.handledBySibling(binding, urn, all),
-        handlerTimeoutMs: (urn) => batchTimeoutMs(routes.get(urn), this.settings.handlerTimeoutMs),
-        logStackTraces: this.settings.logStackTraces,
-        // A URN only a sibling subscription of this topic handles is that subscription's work: acknowledged here.
-        dispatch: async (urn, envelope, message, requests) => {
-          const route = routes.get(urn);
-          if (route) await this.dispatch(route, urn, envelope, message, topic, requests);
-        },
-        hooks: this.hooks(),
-        logger: this.consumerLogger(),
-        onSettled: (event) => {
-          this.metrics?.settled(event);
-          this.events.emit('settled', event);
-        },
-        onLoopError: (error) => {
-          this.logger.error(`receive on ${topic} failed: ${error.message}`);
-          this.events.emit('error', error);
-        },
-      });
-      return { consumer, owned: producers.owned, deferred: producers.deferred, subscription: binding.subscription };
-    } catch (error) {
-      await producers.closeOwned();
-      throw error;
-    }
-  }
-
-  /** The handler's own retriable rule, then the server's, then the built-in Nest rule (composed once per route). */
-  private retriableRuleOf(route: Route | undefined): (error: unknown) => boolean {
-    const cache = route ?? this;
-    let rule = this.retriableRules.get(cache);
-    if (!rule) {
-      rule = composeRetriable([route?.isRetriable, this.settings.isRetriable], isRetriableNestFailure, (problem) =>
-        this.consumerLogger().warn(`${route?.name ?? 'the server'}: ${problem}`),
-      );
-      this.retriableRules.set(cache, rule);
-    }
-    return rule;
-  }
-
-  /** Which handlers can be called without Nest's pipeline: those with nothing for it to run. */
-  private planDirectCalls(bindings: readonly Binding[]): void {
-    for (const route of bindings.flatMap(({ routes }) => [...routes.values()])) {
-      const { declaredAt } = route;
-      if (!declaredAt || route.direct) continue;
-      for (const relay of this.relays) {
-        const call = relay.directCallOf(declaredAt);
-        if (call) {
-          route.direct = { call, relay };
-          break;
-        }
-      }
-    }
-  }
-
-  /** Calls a handler directly; a failure goes to the user's exception filters as through Nest's pipeline. */
-  private static async callDirectly(
-    { call, relay }: NonNullable<Route['direct']>,
-    data: unknown,
-    context: unknown,
-  ): Promise<unknown> {
-    try {
-      const result = await call(data, context);
-      return isObservable(result) ? await lastValueFrom(result, { defaultValue: undefined }) : result;
-    } catch (error) {
-      const host = new ExecutionContextHost([data, context]);
-      host.setType('rpc');
-      return relay.catch(error, host);
-    }
-  }
-
-  private async dispatch(
-    original: Route,
-    urn: string,
-    envelope: Envelope,
-    message: PulsarMessage,
-    topic: string,
-    requests: SettleRequests,
-  ): Promise<void> {
-    const { declaredAt, schema, ownIdempotency, batch } = original;
-    const context = contextFor([envelope, message, topic, urn], declaredAt, requests);
-    const run = async (): Promise<void> => {
-      let payload: unknown;
+  private readonly processingHooks: ProcessingHooks = (context, work) => {
+    // Absent on Nest versions before the hooks.
+    const start = this.onProcessingStartHook as typeof this.onProcessingStartHook | undefined;
+    if (typeof start !== 'function') return work();
+    return new Promise<void>((resolve, reject) => {
+      let ran: Promise<void> | null = null;
+      const done = (): Promise<void> => {
+        ran ??= work().finally(() => this.onProcessingEndHook?.(this.transportId, context));
+        ran.then(resolve, reject);
+        return ran;
+      };
       try {
-        payload = handlerPayload(urn, envelope.data, schema, this.settings.cipher);
-      } catch (reported) {
-        throw declaredAt ? failureOf(reported) : unrelayedFailureOf(reported);
+        start.call(this, this.transportId, context, done);
+      } catch (error) {
+        reject(error);
       }
-      if (batch) await this.batches.add(original, { payload, context });
-      else await BabelPulsarServer.invoke(original, payload, context);
-      // Asked for a retry or a dead letter: not handled, for what wraps the handler (idempotency, metrics, spans).
-      if (requests.requested !== null) throw new RequestedSettlement(requests.requested);
-    };
-    // A handler with a store of its own (@Idempotent) is governed by that store alone.
-    const idempotency = ownIdempotency ? undefined : this.settings.idempotency;
-    const work = async (): Promise<void> => {
-      if (!idempotency) return run();
-      if ((await runOnce(idempotency.store, envelope.meta?.id, run)) === 'duplicate')
-        this.logger.log(`skipped ${urn} ${envelope.meta.id}: already handled (idempotency)`);
-    };
-    // The span helpers use the process-wide API once any component loaded it, so "off" must bypass them here.
-    const api = this.settings.telemetry.tracing ? openTelemetry() : null;
-    const traced = !(api && tracingObserved(api))
-      ? work
-      : () =>
-          inProcessSpan(
-            {
-              urn,
-              topic,
-              envelope,
-              properties: message.getProperties(),
-              pulsarMessageId: messageIdText(message.getMessageId()),
-            },
-            work,
-          );
-    return this.metrics ? this.metrics.around(topic, urn, traced) : traced();
-  }
-
-  /** Calls a handler (directly or through Nest's pipeline); rejects with the failure the settlement classifies. */
-  private static async invoke(
-    { handler, declaredAt, direct }: Route,
-    payload: unknown,
-    context: BabelContext | BabelBatchContext,
-  ): Promise<void> {
-    try {
-      const result: unknown = direct
-        ? await BabelPulsarServer.callDirectly(direct, payload, context)
-        : await handler(payload, context);
-      // Nest hands a failure to the exception filters, whose verdict is an Observable: an error (the failure
-      // relay's, or a user filter's) or a completion (a user filter took the failure as handled).
-      if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
-    } catch (reported) {
-      throw declaredAt ? failureOf(reported) : unrelayedFailureOf(reported);
-    }
-  }
-
-  /** One call of a batch handler with its batch (each message is then settled from the context's report). */
-  private callBatch(route: Route, payloads: unknown[], context: BabelBatchContext): Promise<void> {
-    return BabelPulsarServer.invoke(route, payloads, context);
-  }
+    });
+  };
 
   /** A pattern from @EventPattern / @MessagePattern: it runs, but without what @BabelHandler adds. */
   private warnForeignPattern(pattern: string, isEventHandler: boolean): void {
     if (!this.settings.startupWarnings || this.foreignPatterns.has(pattern)) return;
     this.foreignPatterns.add(pattern);
-    this.logger.warn(
-      `${isEventHandler ? '@EventPattern' : '@MessagePattern'}('${pattern}') is bound to BabelPulsarServer: use ` +
-        `@BabelHandler('${pattern}') instead, or its failures are reported as "Internal server error" without ` +
-        'their cause' +
-        (isEventHandler ? '' : ' and its return value is dropped (BabelQueue has no replies)') +
-        '. To keep a pattern for another transport off this one, give it that transport: ' +
-        `@EventPattern('${pattern}', Transport.KAFKA)`,
-    );
-  }
-
-  /** Several subscriptions of one topic and retry by re-publish: every subscription receives each retry copy. */
-  private warnFanOut(bindings: readonly Binding[]): void {
-    if (this.settings.retry === 'nack' || !this.settings.startupWarnings) return;
-    const byTopic = new Map<string, string[]>();
-    for (const { topic, subscription } of bindings) {
-      const key = fullTopic(topic);
-      byTopic.set(key, [...(byTopic.get(key) ?? []), subscription]);
-    }
-    for (const [topic, subscriptions] of byTopic) {
-      if (subscriptions.length < 2) continue;
-      this.logger.warn(
-        `${topic} is consumed through ${subscriptions.length} subscriptions (${subscriptions.join(', ')}) with ` +
-          "retry 'republish': a retry copy goes back to the topic, so every one of them receives it (a handler " +
-          "that already succeeded sees the message again). Use retry 'nack', idempotency, or a topic per subscription",
-      );
-    }
+    this.logger.warn(foreignPatternWarning(pattern, isEventHandler));
   }
 
   private hooks(): BabelQueueHooks {
@@ -693,61 +376,14 @@ export class BabelPulsarServer
     return this.settings.logger ?? this.logger;
   }
 
-  private pollStatus(): void {
-    const states = this.running.map(({ consumer }) => consumer.isConnected());
-    const now = Date.now();
-    this.running.forEach(({ consumer, subscription }, index) =>
-      this.reportConnection(
-        subscription === this.settings.subscription
-          ? consumer.topic
-          : `${consumer.topic} (subscription ${subscription})`,
-        states[index]!,
-        now,
-      ),
-    );
-    if (states.includes(false)) this.setStatus('reconnecting');
-    else if (this.running.some(({ consumer }) => consumer.overdueCount > 0)) this.setStatus('stalled');
-    else if (this.running.length > 0 && this.running.every(({ consumer }) => consumer.isPaused))
-      this.setStatus('paused');
-    else this.setStatus('connected');
-  }
-
-  /** One line when a consumer's connection drops and one when it is back, with the outage's length. */
-  private reportConnection(topic: string, connected: boolean, now: number): void {
-    const change = this.connections.observe(topic, connected, now);
-    if (change?.kind === 'down') {
-      this.consumerLogger().warn(
-        `consumer of ${topic} lost its broker connection; reconnecting (messages wait on the broker)`,
-      );
-    } else if (change?.kind === 'up') {
-      this.consumerLogger().log(`consumer of ${topic} reconnected after ${Math.round(change.downForMs / 100) / 10} s`);
-    }
-  }
-
-  private setStatus(status: BabelServerStatus): void {
-    if (this.lastStatus === status) return;
-    this.lastStatus = status;
-    this._status$.next(status);
-  }
-
   private async stop(): Promise<void> {
     await this.brokerWait?.stop();
-    if (this.statusTimer) clearInterval(this.statusTimer);
-    this.statusTimer = null;
+    // A start under way finishes first, so nothing it opens stays open.
+    await this.starting?.catch(() => undefined);
+    this.monitor.stop();
     // Waiting batches are handed over at once, so their messages settle within the shutdown time-out.
-    this.batches.close();
-    await this.releaseAll();
-    this.setStatus('closed');
-  }
-
-  private async releaseAll(): Promise<void> {
-    // No pattern subscribes a new topic from here on.
-    const watches = [...this.patterns.values()];
-    this.patterns.clear();
-    await Promise.all(watches.map((watch) => watch.stop()));
-    const running = this.running.splice(0);
-    await Promise.all(running.map(({ consumer }) => consumer.stop(this.settings.shutdownTimeoutMs)));
-    // Producers close only after every in-flight settlement had its chance to write.
-    await Promise.allSettled(running.flatMap(({ owned }) => owned.map((producer) => producer.close())));
+    this.dispatcher.close();
+    await this.subscriptions?.close(this.settings.shutdownTimeoutMs);
+    this.monitor.set('closed');
   }
 }

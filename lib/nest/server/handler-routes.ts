@@ -3,7 +3,7 @@ import type { HandlerPolicy } from '../../consumer/index.js';
 import type { HandlerRef } from '../handler/babel.context.js';
 import type { DirectCall } from '../pipeline/direct-call.js';
 import type { BabelFailureRelay } from '../pipeline/failure-relay.js';
-import { normalizeTopic } from '../../pulsar/websocket/topic.js';
+import { fullTopicName as fullName } from '../../pulsar/websocket/topic.js';
 import type { PayloadSchema } from '../../schema/payload-schema.js';
 import type { PulsarConsumerOptions } from '../../pulsar/client-options.js';
 import type { ResolvedBatchOptions } from '../../consumer/batch-collector.js';
@@ -42,14 +42,6 @@ export interface Binding {
   /** A pattern binding: `topic` is the pattern's label, and the server consumes each topic that matches. */
   pattern?: { pattern: TopicPattern; discoveryMs: number };
 }
-
-const fullName = (topic: string): string => {
-  try {
-    return normalizeTopic(topic);
-  } catch {
-    return topic;
-  }
-};
 
 /** Where a handler consumes: its own topic or pattern and subscription (default: the server's). */
 export interface BindingPlace {

@@ -1,7 +1,7 @@
 import type { ConsumerLogger } from '../../consumer/index.js';
 import { matchingTopics, type TopicPattern } from '../../pulsar/topic-pattern.js';
 import type { TopicLister } from '../../pulsar/topic-lister.js';
-import type { Binding } from './handler-routes.js';
+import type { Subscription, SubscriptionPattern } from './subscription.js';
 
 export interface PatternWatchHooks {
   list: TopicLister;
@@ -10,10 +10,10 @@ export interface PatternWatchHooks {
   /** True when another binding already consumes `topic` through `subscription` (its consumer stays the only one). */
   taken(topic: string, subscription: string): boolean;
   /**
-   * Subscribes one matching topic with the pattern's handlers. `late`: the topic appeared after start, so its
-   * subscription starts at its first message (what was published before discovery is consumed, not skipped).
+   * Subscribes one matching topic (its full name) with the pattern's handlers. `late`: the topic appeared after
+   * start, so its subscription starts at its first message (what was published before discovery is consumed).
    */
-  consume(binding: Binding, late: boolean): Promise<void>;
+  consume(topic: string, late: boolean): Promise<void>;
   logger: ConsumerLogger;
 }
 
@@ -31,12 +31,17 @@ export class PatternWatch {
   private round: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly binding: Binding & { pattern: { pattern: TopicPattern; discoveryMs: number } },
+    /** The pattern's subscription, which every topic it finds inherits. */
+    readonly origin: Subscription & { pattern: SubscriptionPattern },
     private readonly hooks: PatternWatchHooks,
   ) {}
 
   get pattern(): TopicPattern {
-    return this.binding.pattern.pattern;
+    return this.origin.pattern.pattern;
+  }
+
+  get discoveryMs(): number {
+    return this.origin.pattern.discoveryMs;
   }
 
   /** The topics consumed so far. */
@@ -59,7 +64,7 @@ export class PatternWatch {
           (error: unknown) => this.failed(error),
         );
         void this.round.then(() => !this.stopped && next());
-      }, this.binding.pattern.discoveryMs);
+      }, this.discoveryMs);
       this.timer.unref();
     };
     next();
@@ -75,7 +80,7 @@ export class PatternWatch {
 
   private async discover(late: boolean): Promise<void> {
     const listed = await this.hooks.list(this.pattern);
-    const { subscription, routes } = this.binding;
+    const { subscription } = this.origin;
     for (const topic of matchingTopics(this.pattern, listed, this.hooks.excluded)) {
       if (this.stopped) return;
       if (this.consumed.has(topic)) continue;
@@ -90,7 +95,7 @@ export class PatternWatch {
         }
         continue;
       }
-      await this.hooks.consume({ topic, subscription, routes }, late);
+      await this.hooks.consume(topic, late);
       this.consumed.add(topic);
       if (late) this.hooks.logger.log(`${topic} matches topicsPattern ${this.pattern.label}: consuming it`);
     }
@@ -109,7 +114,7 @@ export class PatternWatch {
     const reason = error instanceof Error ? error.message : String(error);
     this.hooks.logger.warn(
       `topicsPattern ${this.pattern.label}: looking for new topics failed (${reason}); the topics found so far ` +
-        `are still consumed, and the next look is in ${this.binding.pattern.discoveryMs} ms`,
+        `are still consumed, and the next look is in ${this.discoveryMs} ms`,
     );
   }
 }

@@ -14,9 +14,6 @@ export interface ConsumedSubscription {
   subscription: string;
 }
 
-/** The key a consumer is paused under: its full topic name and its subscription. */
-export const pauseKey = (fullTopic: string, subscription: string): string => `${fullTopic}\n${subscription}`;
-
 function optionalName(value: unknown, what: string): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value.trim() === '')

@@ -1,12 +1,15 @@
 import type { SubscriptionType } from '../../pulsar/client-types.js';
-import type { Binding } from './handler-routes.js';
 
 /**
  * The start-up line of one subscription (pure): what it consumes and which handler runs each URN, so a handler
  * that is not wired shows at a glance. E.g.
  * `consuming persistent://public/default/orders (subscription babelqueue, Shared): urn:babel:orders:created -> OrdersController.created`
  */
-export function subscriptionLine(topic: string, binding: Binding, type: SubscriptionType): string {
+export function subscriptionLine(
+  topic: string,
+  binding: { subscription: string; routes: ReadonlyMap<string, { name: string }> },
+  type: SubscriptionType,
+): string {
   const routes = [...binding.routes].map(([urn, route]) => `${urn} -> ${route.name}`);
   return (
     `consuming ${topic} (subscription ${binding.subscription}, ${type}): ` +

@@ -78,3 +78,15 @@ export function parseTopic(name: unknown): TopicName {
 export function normalizeTopic(name: unknown): string {
   return parseTopic(name).full;
 }
+
+/**
+ * The fully qualified form of `name`, or `name` itself when it is not a topic name (a pattern's label): for
+ * comparing topics that may be written short or full, where a malformed name is reported elsewhere.
+ */
+export function fullTopicName(name: string): string {
+  try {
+    return parseTopic(name).full;
+  } catch {
+    return name;
+  }
+}

@@ -4,7 +4,6 @@ import { topicListerOf } from '../../../lib/pulsar/topic-lister.js';
 import { PulsarWebSocketClient } from '../../../lib/pulsar/websocket/index.js';
 import { InMemoryPulsar } from '../../../lib/testing/index.js';
 import { PatternWatch } from '../../../lib/nest/server/pattern-watch.js';
-import type { Binding } from '../../../lib/nest/server/handler-routes.js';
 
 const ns = (local: string) => `persistent://public/default/${local}`;
 
@@ -100,12 +99,14 @@ describe('PatternWatch', () => {
       error: () => {},
     };
   };
-  const binding = (): Binding & { pattern: NonNullable<Binding['pattern']> } => ({
-    topic: 'persistent://public/default/orders-.*',
-    subscription: 'sub',
-    routes: new Map(),
-    pattern: { pattern: parseTopicPattern('orders-.*', 'p'), discoveryMs: 100 },
-  });
+  // PatternWatch reads the pattern and the subscription name of its origin.
+  const binding = () =>
+    ({
+      topic: 'persistent://public/default/orders-.*',
+      subscription: 'sub',
+      routes: new Map(),
+      pattern: { pattern: parseTopicPattern('orders-.*', 'p'), discoveryMs: 100 },
+    }) as unknown as ConstructorParameters<typeof PatternWatch>[0];
 
   it('consumes what matches at start, then each new topic once, from its first message', async () => {
     let listed = [ns('orders-a'), ns('orders-b'), ns('orders-b.dlq')];
@@ -115,7 +116,7 @@ describe('PatternWatch', () => {
       list: async () => listed,
       excluded: () => false,
       taken: (topic) => topic === ns('orders-b'),
-      consume: async ({ topic }, late) => void consumed.push([topic, late]),
+      consume: async (topic, late) => void consumed.push([topic, late]),
       logger: log,
     });
     await watch.start();

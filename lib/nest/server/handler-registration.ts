@@ -1,0 +1,56 @@
+import type { MessageHandler } from '@nestjs/microservices';
+import { raiseStandardError } from '../../options/option-table.js';
+import type { BabelHandlerExtras } from '../handler/babel-handler.decorator.js';
+import { DEFAULT_PATTERN_DISCOVERY_MS } from '../handler/handler-options.js';
+import type { BindingPlace, Route } from './handler-routes.js';
+import { checkDelayable, isProducer, type ResolvedServerOptions } from './server-options.js';
+
+/**
+ * A handler as `@BabelHandler` declared it, turned into the route the server runs and the place it consumes
+ * (pure): throws when its settings cannot work with the server's (a retry policy where delays cannot be honoured,
+ * its own topic with a single retry producer).
+ */
+export function routeOf(
+  handler: MessageHandler,
+  extras: BabelHandlerExtras | undefined,
+  ownIdempotency: boolean,
+  settings: Pick<ResolvedServerOptions, 'retry' | 'subscriptionType'>,
+): { route: Route; place: BindingPlace } {
+  const name = extras?.handler ?? 'an unnamed handler';
+  const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, owner, method, schema, consumerOptions } =
+    extras ?? {};
+  const { batch, topicsPattern, patternDiscoveryMs, isRetriable } = extras ?? {};
+  if (retryPolicy)
+    checkDelayable(settings.retry === 'nack', settings.subscriptionType, `${name} retryPolicy`, raiseStandardError);
+  if ((topic !== undefined || topicsPattern !== undefined) && isProducer(settings.retry)) {
+    throw new TypeError(
+      `${name} names its own ${topic !== undefined ? 'topic' : 'topicsPattern'}, but options.retry is a single ` +
+        "producer: a retry goes back to its own topic; use retry 'republish'",
+    );
+  }
+  const route: Route = {
+    handler,
+    name,
+    ...(owner !== undefined && method !== undefined && { declaredAt: { owner, method } }),
+    ...(timeoutMs !== undefined && { timeoutMs }),
+    ...(schema !== undefined && { schema }),
+    ...(consumerOptions !== undefined && { consumerOptions }),
+    ...(isRetriable !== undefined && { isRetriable }),
+    ...(ownIdempotency && { ownIdempotency: true }),
+    ...(batch !== undefined && { batch }),
+    ...((maxAttempts !== undefined || retryPolicy !== undefined) && {
+      policy: {
+        ...(maxAttempts !== undefined && { maxAttempts }),
+        ...(retryPolicy !== undefined && { retryPolicy }),
+      },
+    }),
+  };
+  const place: BindingPlace = {
+    ...(topic !== undefined && { topic }),
+    ...(subscription !== undefined && { subscription }),
+    ...(topicsPattern !== undefined && {
+      pattern: { pattern: topicsPattern, discoveryMs: patternDiscoveryMs ?? DEFAULT_PATTERN_DISCOVERY_MS },
+    }),
+  };
+  return { route, place };
+}

@@ -1,0 +1,69 @@
+import { isRetriableNestFailure } from '../pipeline/failure-classify.js';
+import { composeRetriable } from '../pipeline/retriable-rule.js';
+import { clientNameOf } from '../client/producer-settings.js';
+import { fullTopicName } from '../../pulsar/websocket/topic.js';
+import { bindingConsumerOptions } from './binding-consumer-options.js';
+import { consumerConfigFor, deadLetterTopicOf } from './consumer-config.js';
+import type { Binding, Route } from './handler-routes.js';
+import type { ResolvedServerOptions } from './server-options.js';
+import { delayRefusalOf, Subscription, type RouteSettings } from './subscription.js';
+
+/** A topic with batch handlers takes in at least a full batch at once, or no batch would ever fill. */
+function intakeConcurrency(concurrency: number, routes: ReadonlyMap<string, Route>): number {
+  return Math.max(concurrency, ...[...routes.values()].map((route) => route.batch?.maxMessages ?? 0));
+}
+
+/** A batch member's time-out also covers the wait for its batch to fill. */
+function routeTimeoutMs(route: Route, serverTimeoutMs: number): number {
+  const timeoutMs = route.timeoutMs ?? serverTimeoutMs;
+  return route.batch && timeoutMs > 0 ? timeoutMs + route.batch.maxWaitMs : timeoutMs;
+}
+
+/**
+ * The subscriptions of a server (pure but for the rules' warnings): one per binding, each with everything its
+ * consumer and handlers need resolved from the server's settings, the handlers' own options and the pass-through
+ * consumer options. A setting the client cannot honour, or two handlers of one subscription that disagree, throws.
+ */
+export function planSubscriptions(
+  bindings: readonly Binding[],
+  settings: ResolvedServerOptions,
+  /** Reports a user's retriable rule that threw or answered something else, naming whose it is. */
+  warn: (problem: string) => void,
+): Subscription[] {
+  const client = clientNameOf(settings.client);
+  const serverRule = composeRetriable([settings.isRetriable], isRetriableNestFailure, (problem) =>
+    warn(`the server: ${problem}`),
+  );
+  const fallback: RouteSettings = { isRetriable: serverRule, timeoutMs: settings.handlerTimeoutMs };
+  return bindings.map((binding) => {
+    const passThrough = bindingConsumerOptions(binding, settings.consumerOptions, client);
+    const consumer = consumerConfigFor(binding, settings, passThrough);
+    const routeSettings = new Map<string, RouteSettings>();
+    for (const [urn, route] of binding.routes) {
+      routeSettings.set(urn, {
+        isRetriable: composeRetriable([route.isRetriable, settings.isRetriable], isRetriableNestFailure, (problem) =>
+          warn(`${route.name}: ${problem}`),
+        ),
+        timeoutMs: routeTimeoutMs(route, settings.handlerTimeoutMs),
+      });
+    }
+    // Whichever way the receiver queue was set, it is what the client holds while paused.
+    const receiverQueue = consumer.receiverQueueSize;
+    return new Subscription({
+      topic: binding.topic,
+      fullTopic: fullTopicName(binding.topic),
+      subscription: binding.subscription,
+      routes: binding.routes,
+      consumer,
+      intake: {
+        concurrency: intakeConcurrency(settings.concurrency, binding.routes),
+        pausedHoldLimit: receiverQueue === undefined ? undefined : Math.max(1, receiverQueue),
+        delayRefusal: delayRefusalOf(settings.retry === 'nack', consumer),
+      },
+      routeSettings,
+      fallback,
+      deadLetterTopic: binding.pattern ? null : deadLetterTopicOf(binding.topic, settings.deadLetter),
+      ...(binding.pattern && { pattern: binding.pattern }),
+    });
+  });
+}

@@ -1,0 +1,94 @@
+import { TopicConsumer, type BabelQueueHooks, type ConsumerLogger, type SettledEvent } from '../../consumer/index.js';
+import type { Dispatcher } from '../../consumer/process-message.js';
+import { canPush, PushFeed } from '../../consumer/push-feed.js';
+import type { PulsarClientLike, PulsarProducer } from '../../pulsar/client-types.js';
+import { fullTopicName } from '../../pulsar/websocket/topic.js';
+import { keepDeadLetters } from '../../redrive/keep-dead-letters.js';
+import { producerOptionsFor } from '../client/producer-settings.js';
+import { BindingProducers } from './binding-producers.js';
+import type { DeferredProducer } from './refused-producer.js';
+import { isProducer, type ResolvedServerOptions } from './server-options.js';
+import type { Subscription } from './subscription.js';
+
+/** A subscription with its consumer open: what the server runs, pauses, describes and closes. */
+export interface RunningSubscription {
+  readonly model: Subscription;
+  readonly consumer: TopicConsumer;
+  /** Producers opened for this subscription (closed with it). */
+  readonly owned: PulsarProducer[];
+  /** Retry / dead-letter producers the broker refused for lack of permission (retried on each write). */
+  readonly deferred: DeferredProducer[];
+}
+
+/** What opening a subscription needs from the server. */
+export interface SubscriptionRunnerDeps {
+  client: PulsarClientLike;
+  settings: ResolvedServerOptions;
+  logger: ConsumerLogger;
+  hooks: BabelQueueHooks;
+  /** True when this subscription, or a sibling subscription of its topic, handles the URN. */
+  hasHandler(model: Subscription, urn: string): boolean;
+  /** Runs the URN's handler of this subscription (a URN only a sibling handles is acknowledged here). */
+  dispatch(model: Subscription, ...call: Parameters<Dispatcher>): Promise<void>;
+  onSettled(event: SettledEvent): void;
+  onLoopError(model: Subscription, error: Error): void;
+}
+
+/** Opens the producers and the consumer of one subscription (nothing is left open when this rejects). */
+export async function openSubscription(
+  model: Subscription,
+  deps: SubscriptionRunnerDeps,
+): Promise<RunningSubscription> {
+  const { client, settings, logger } = deps;
+  const topic = model.topic;
+  const producers = new BindingProducers(topic, client, settings.producers, logger, fullTopicName, (target) =>
+    producerOptionsFor(settings.producerSettings, target),
+  );
+  try {
+    const { retry, deadLetter } = settings;
+    const retryProducer =
+      retry === 'nack' ? null : isProducer(retry) ? retry : await producers.acquire(topic, 'retry copies');
+    const deadLetterProducer = isProducer(deadLetter)
+      ? deadLetter
+      : model.deadLetterTopic === null
+        ? null
+        : await producers.acquire(model.deadLetterTopic, 'dead-letter records');
+    if (model.deadLetterTopic !== null)
+      await keepDeadLetters(client, model.deadLetterTopic, (warning) => logger.warn(warning));
+    // A client that pushes (the native listener) saves a receive() round trip per message.
+    const feed = canPush(client) ? new PushFeed() : undefined;
+    const pulsarConsumer =
+      feed && canPush(client)
+        ? await client.subscribePush(model.consumer, feed.deliver)
+        : await client.subscribe(model.consumer);
+    const consumer = new TopicConsumer({
+      topic,
+      consumer: pulsarConsumer,
+      ...(feed && { feed }),
+      retryProducer,
+      deadLetterProducer,
+      policy: {
+        maxAttempts: settings.maxAttempts,
+        ...(settings.retryPolicy && { retryPolicy: settings.retryPolicy }),
+      },
+      handlerPolicy: (urn) => model.routes.get(urn)?.policy,
+      isRetriable: (error, urn) => model.settingsOf(urn).isRetriable(error),
+      delayedRetryRefusal: model.intake.delayRefusal,
+      concurrency: model.intake.concurrency,
+      ...(model.intake.pausedHoldLimit !== undefined && { pausedHoldLimit: model.intake.pausedHoldLimit }),
+      receiveTimeoutMs: settings.receiveTimeoutMs,
+      hasHandler: (urn) => deps.hasHandler(model, urn),
+      handlerTimeoutMs: (urn) => model.settingsOf(urn).timeoutMs,
+      logStackTraces: settings.logStackTraces,
+      dispatch: (...call) => deps.dispatch(model, ...call),
+      hooks: deps.hooks,
+      logger,
+      onSettled: deps.onSettled,
+      onLoopError: (error) => deps.onLoopError(model, error),
+    });
+    return { model, consumer, owned: producers.owned, deferred: producers.deferred };
+  } catch (error) {
+    await producers.closeOwned();
+    throw error;
+  }
+}

@@ -1,0 +1,169 @@
+import type { ConsumerLogger } from '../../consumer/index.js';
+import type { TopicLister } from '../../pulsar/topic-lister.js';
+import { fullTopicName } from '../../pulsar/websocket/topic.js';
+import type { SubscriptionType } from '../../pulsar/client-types.js';
+import { PatternWatch } from './pattern-watch.js';
+import { selectSubscriptions, type SubscriptionTarget } from './pause-control.js';
+import type { RefusedProducerState } from './refused-producer.js';
+import { subscriptionLine } from './startup-lines.js';
+import type { Subscription, SubscriptionPattern } from './subscription.js';
+import type { RunningSubscription } from './subscription-runner.js';
+
+/** One consumer as `server.describe()` reports it. */
+export interface SubscriptionState {
+  topic: string;
+  subscription: string;
+  active: number;
+  overdue: number;
+  connected: boolean;
+  /** Paused by pause(): no new message is handled until resume(). */
+  paused: boolean;
+  refused: RefusedProducerState[];
+}
+
+export interface SubscriptionSetDeps {
+  open(model: Subscription): Promise<RunningSubscription>;
+  /** Lists a pattern's namespace; throws (naming the handlers) when this client cannot. */
+  listerFor(pattern: Subscription): TopicLister;
+  /** A topic no pattern consumes (the server's single dead-letter topic). */
+  excluded(fullTopic: string): boolean;
+  /** Where the dead letters of a topic a pattern found go. */
+  deadLetterTopicOf(fullTopic: string): string | null;
+  subscriptionType: SubscriptionType;
+  logger: ConsumerLogger;
+}
+
+type PatternSubscription = Subscription & { pattern: SubscriptionPattern };
+
+/**
+ * The server's subscriptions as they run: the planned ones, and those each pattern derives for the topics it
+ * finds. Opening, consuming, pausing, describing and closing all go through here, so a feature that applies to
+ * a subscription applies to every one of them, however it came to be consumed.
+ */
+export class SubscriptionSet {
+  private readonly runningList: RunningSubscription[] = [];
+  private readonly watches: PatternWatch[] = [];
+  private consuming = false;
+  private closed = false;
+
+  constructor(
+    readonly planned: readonly Subscription[],
+    private readonly deps: SubscriptionSetDeps,
+  ) {}
+
+  get running(): readonly RunningSubscription[] {
+    return this.runningList;
+  }
+
+  /** Opens every planned subscription and the first round of each pattern; on a failure closes what opened. */
+  async open(shutdownTimeoutMs: number): Promise<void> {
+    try {
+      for (const model of this.planned) {
+        if (model.pattern) await this.watch(model as PatternSubscription);
+        else this.runningList.push(await this.deps.open(model));
+      }
+    } catch (error) {
+      await this.close(shutdownTimeoutMs);
+      this.closed = false;
+      throw error;
+    }
+  }
+
+  /** Starts handling messages (paused subscriptions hold them), logs what is consumed, and watches the patterns. */
+  startConsuming(): void {
+    this.consuming = true;
+    for (const running of this.runningList) this.begin(running);
+    const { logger, subscriptionType } = this.deps;
+    for (const model of this.planned) {
+      const watch = this.watches.find((candidate) => candidate.origin === model);
+      logger.log(watch ? patternLine(watch) : subscriptionLine(model.fullTopic, model, subscriptionType));
+    }
+    for (const watch of this.watches) watch.watch();
+  }
+
+  /** Sets the pause state of the subscriptions `target` names; resolves once their running messages settled. */
+  async setPaused(target: SubscriptionTarget | undefined, paused: boolean, call: string): Promise<void> {
+    const chosen = this.select(target, call);
+    for (const model of chosen) model.paused = paused;
+    const affected = this.runningList.filter(({ model }) => chosen.has(model));
+    if (!paused) for (const { consumer } of affected) consumer.resume();
+    else await Promise.all(affected.map(({ consumer }) => consumer.pause()));
+  }
+
+  describe(): SubscriptionState[] {
+    return this.runningList.map(({ consumer, deferred, model }) => ({
+      topic: consumer.topic,
+      subscription: model.subscription,
+      active: consumer.activeCount,
+      overdue: consumer.overdueCount,
+      connected: consumer.isConnected(),
+      paused: consumer.isPaused,
+      refused: deferred.map((producer) => producer.state()).filter((state) => state.refused !== null),
+    }));
+  }
+
+  /** True when another subscription of the same topic routes the URN (that one runs it). */
+  handledBySibling(model: Subscription, urn: string): boolean {
+    const all = [...this.planned.filter((other) => !other.pattern), ...this.runningList.map((r) => r.model)];
+    return all.some((other) => other !== model && other.fullTopic === model.fullTopic && other.routes.has(urn));
+  }
+
+  /** Stops the patterns, then every consumer (in-flight messages settle first), then their producers. */
+  async close(shutdownTimeoutMs: number): Promise<void> {
+    this.closed = true;
+    const watches = this.watches.splice(0);
+    await Promise.all(watches.map((watch) => watch.stop()));
+    const running = this.runningList.splice(0);
+    await Promise.all(running.map(({ consumer }) => consumer.stop(shutdownTimeoutMs)));
+    // Producers close only after every in-flight settlement had its chance to write.
+    await Promise.allSettled(running.flatMap(({ owned }) => owned.map((producer) => producer.close())));
+  }
+
+  /**
+   * The subscriptions `target` names: planned ones (a pattern's by its label), and the topics patterns found. A
+   * pattern's subscription chosen as a whole brings its topics along (and the ones it finds later inherit it).
+   */
+  private select(target: SubscriptionTarget | undefined, call: string): Set<Subscription> {
+    const candidates = [...this.planned, ...this.runningList.map(({ model }) => model).filter((m) => m.origin)];
+    const chosen = new Set(selectSubscriptions(candidates, target, call, fullTopicName));
+    for (const model of candidates) if (model.origin && chosen.has(model.origin)) chosen.add(model);
+    return chosen;
+  }
+
+  private begin(running: RunningSubscription): void {
+    if (running.model.paused) void running.consumer.pause();
+    running.consumer.start();
+  }
+
+  private async watch(origin: PatternSubscription): Promise<void> {
+    const { deps } = this;
+    const list = deps.listerFor(origin);
+    const watch = new PatternWatch(origin, {
+      list,
+      excluded: deps.excluded,
+      taken: (topic, subscription) =>
+        this.planned.some(
+          (other) => !other.pattern && other.subscription === subscription && other.fullTopic === topic,
+        ) || this.runningList.some(({ model }) => model.subscription === subscription && model.fullTopic === topic),
+      consume: async (topic, late) => {
+        // Released with the others on close: close() waits for a discovery under way before releasing.
+        const running = await deps.open(origin.derive(topic, late, deps.deadLetterTopicOf(topic)));
+        this.runningList.push(running);
+        if (this.consuming && !this.closed) this.begin(running);
+      },
+      logger: deps.logger,
+    });
+    await watch.start();
+    this.watches.push(watch);
+  }
+}
+
+/** The start-up line of a pattern subscription: what it matched and how often it looks again. */
+function patternLine(watch: PatternWatch): string {
+  const { topics, origin } = watch;
+  return (
+    `consuming ${topics.length} topic(s) matching ${watch.pattern.label} through subscription ` +
+    `${origin.subscription}${topics.length > 0 ? ` (${topics.join(', ')})` : ''}; new matching topics are looked ` +
+    `for every ${watch.discoveryMs} ms`
+  );
+}

@@ -1,0 +1,121 @@
+import type { PulsarConsumerConfig } from '../../pulsar/client-types.js';
+import type { TopicPattern } from '../../pulsar/topic-pattern.js';
+import { delayedRetryRefusal } from '../../consumer/settle-request.js';
+import type { Route } from './handler-routes.js';
+
+/** A subscription made for every topic of a namespace that matches a pattern (docs/pulsar-features.md#topic-patterns). */
+export interface SubscriptionPattern {
+  pattern: TopicPattern;
+  discoveryMs: number;
+}
+
+/** How the consumer of a subscription takes in messages, resolved from every option that bears on it. */
+export interface SubscriptionIntake {
+  /** Messages handled at once (at least a full batch when the subscription has batch handlers). */
+  concurrency: number;
+  /** While paused, how many messages the client may hand over before it is made to wait (its receiver queue). */
+  pausedHoldLimit: number | undefined;
+  /** Why a delayed retry cannot be honoured here, or null. */
+  delayRefusal: string | null;
+}
+
+/** What a subscription knows of one URN's handler: its rule for retriable failures and its time-out. */
+export interface RouteSettings {
+  isRetriable: (error: unknown) => boolean;
+  timeoutMs: number;
+}
+
+export interface SubscriptionParts {
+  /** The topic as configured (short or full name); for a pattern subscription, the pattern's label. */
+  topic: string;
+  /** The full topic name (`persistent://tenant/namespace/topic`), or the pattern's label. */
+  fullTopic: string;
+  subscription: string;
+  routes: ReadonlyMap<string, Route>;
+  /** The Pulsar consumer: the library's settings with the pass-through `consumerOptions` merged over them. */
+  consumer: PulsarConsumerConfig;
+  intake: SubscriptionIntake;
+  /** Each routed URN's settings; `fallback` for a URN without a route here. */
+  routeSettings: ReadonlyMap<string, RouteSettings>;
+  fallback: RouteSettings;
+  /** Where this subscription's dead letters go (null: a producer of the user's, or none). */
+  deadLetterTopic: string | null;
+  pattern?: SubscriptionPattern;
+}
+
+/**
+ * One topic + subscription as the server runs it: resolved once at start from the server's settings and its
+ * handlers, and for each topic a pattern finds, derived from the pattern's subscription with everything inherited.
+ * Every part of the server reads a subscription from here (docs/architecture.md#the-subscription-model).
+ */
+export class Subscription implements SubscriptionParts {
+  readonly topic: string;
+  readonly fullTopic: string;
+  readonly subscription: string;
+  readonly routes: ReadonlyMap<string, Route>;
+  readonly consumer: PulsarConsumerConfig;
+  readonly intake: SubscriptionIntake;
+  readonly routeSettings: ReadonlyMap<string, RouteSettings>;
+  readonly fallback: RouteSettings;
+  readonly deadLetterTopic: string | null;
+  readonly pattern?: SubscriptionPattern;
+  /** The pattern subscription this one was derived from (a topic the pattern found). */
+  readonly origin?: Subscription;
+  /** Set by pause() / resume(); a subscription that opens while paused starts paused. */
+  paused = false;
+
+  constructor(parts: SubscriptionParts, origin?: Subscription) {
+    this.topic = parts.topic;
+    this.fullTopic = parts.fullTopic;
+    this.subscription = parts.subscription;
+    this.routes = parts.routes;
+    this.consumer = parts.consumer;
+    this.intake = parts.intake;
+    this.routeSettings = parts.routeSettings;
+    this.fallback = parts.fallback;
+    this.deadLetterTopic = parts.deadLetterTopic;
+    if (parts.pattern) this.pattern = parts.pattern;
+    if (origin) {
+      this.origin = origin;
+      this.paused = origin.paused;
+    }
+  }
+
+  /** The settings of a URN's handler here (the fallback for a URN routed elsewhere or nowhere). */
+  settingsOf(urn: string): RouteSettings {
+    return this.routeSettings.get(urn) ?? this.fallback;
+  }
+
+  /**
+   * The subscription of one topic this pattern subscription found: the same handlers, settings and pause state.
+   * `late`: the topic appeared after start, so it is read from its first message (nothing published before it was
+   * found is skipped).
+   */
+  derive(fullTopic: string, late: boolean, deadLetterTopic: string | null): Subscription {
+    if (!this.pattern) throw new Error(`${this.topic} is not a pattern subscription`);
+    const { pattern: _pattern, ...inherited } = this as SubscriptionParts;
+    return new Subscription(
+      {
+        ...inherited,
+        routeSettings: this.routeSettings,
+        fallback: this.fallback,
+        topic: fullTopic,
+        fullTopic,
+        deadLetterTopic,
+        consumer: { ...this.consumer, topic: fullTopic, ...(late && { subscriptionInitialPosition: 'Earliest' }) },
+      },
+      this,
+    );
+  }
+
+  /** `topic (subscription s)`, as the logs and errors name it. */
+  get label(): string {
+    return `${this.topic} (subscription ${this.subscription})`;
+  }
+}
+
+/** Whether Pulsar honours delivery times on a subscription of this type with this retry mode (one rule, here). */
+export function delayRefusalOf(retryByNack: boolean, consumer: Pick<PulsarConsumerConfig, 'subscriptionType'>) {
+  const type = consumer.subscriptionType ?? 'Shared';
+  return delayedRetryRefusal(retryByNack, type === 'Shared' || type === 'KeyShared');
+}
