@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { layersRule } from './scripts/eslint/layers.mjs';
 
 export default tseslint.config(
   {
@@ -41,7 +42,8 @@ export default tseslint.config(
   },
   {
     files: ['lib/**/*.ts'],
-    rules: { '@typescript-eslint/no-explicit-any': 'error' },
+    plugins: { babelqueue: { rules: { layers: layersRule } } },
+    rules: { '@typescript-eslint/no-explicit-any': 'error', 'babelqueue/layers': 'error' },
   },
   {
     files: ['test/**/*.ts'],

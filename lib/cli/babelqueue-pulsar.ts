@@ -2,7 +2,7 @@
 // The `babelqueue-pulsar` command (package.json "bin"): operator tools for dead-letter topics, see
 // docs/dead-letters.md (list, peek, stats, purge, redrive).
 import { EXIT, runCli } from './run-cli.js';
-import { errorText } from '../error-text.js';
+import { errorText } from '../envelope/error-text.js';
 
 runCli(process.argv.slice(2)).then(
   (code) => {

@@ -12,7 +12,7 @@ import { adminUrlFor, topicExists } from '../redrive/topic-exists.js';
 import { parseRequest, type CliRequest } from './arguments.js';
 import { progressLine, recordDetail, recordLine, statsLines, summaryLine } from './format.js';
 import { GENERAL_USAGE, usage, VERBS, type Verb } from './usage.js';
-import { errorText } from '../error-text.js';
+import { errorText } from '../envelope/error-text.js';
 
 export interface CliOutput {
   out(line: string): void;

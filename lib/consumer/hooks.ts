@@ -1,6 +1,6 @@
 import { errorMessage, type Envelope } from '../envelope/index.js';
 import type { PulsarMessage } from '../pulsar/client-types.js';
-import { errorText } from '../error-text.js';
+import { errorText } from '../envelope/error-text.js';
 
 /** A dead-letter or poison record as it was written to the dead-letter topic. */
 export interface DeadLetterWrite {

@@ -1,12 +1,6 @@
-import type { PulsarConsumer, PulsarConsumerConfig, PulsarMessage } from '../pulsar/client-types.js';
+import type { PulsarConsumer, PulsarConsumerConfig, PulsarMessage, PushResult } from '../pulsar/client-types.js';
 
-/**
- * What a push listener returns: nothing while the consumer has a free slot (the client pushes the next message at
- * once), or a promise that resolves when one frees (the client waits for it: the flow control). The native client
- * makes two native functions per message and parks its listener thread for any promise it is handed, so one is
- * handed over only when the client must wait.
- */
-export type PushResult = Promise<void> | undefined;
+export type { PushResult };
 
 /**
  * The hand-over between a client that pushes messages (the native client's `listener`) and the TopicConsumer

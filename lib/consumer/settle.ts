@@ -10,7 +10,7 @@ import type {
   Settlement,
   SettlementPolicy,
 } from './decision-types.js';
-import { errorText } from '../error-text.js';
+import { errorText } from '../envelope/error-text.js';
 
 /**
  * Decides how a delivery is settled (pure): the rules of docs/contract.md (retries, dead-letter records, settlement).

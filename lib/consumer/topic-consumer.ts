@@ -149,7 +149,7 @@ export class TopicConsumer {
     const receiveTimeoutMs = this.options.receiveTimeoutMs ?? 500;
     let failures = 0;
     while (!this.stopping) {
-      await this.freeSlot();
+      await this.slotFree();
       await this.whileResumed();
       if (this.stopping) break;
       let message: PulsarMessage;
@@ -190,7 +190,7 @@ export class TopicConsumer {
   private drainHeld(): Promise<void> {
     this.draining ??= (async () => {
       while (this.held.length > 0 && !this.paused && !this.stopping) {
-        while (!this.hasFreeSlot() && !this.stopping) await this.freeSlot();
+        await this.slotFree();
         if (this.paused || this.stopping) break;
         this.track(this.held.shift()!);
       }
@@ -211,7 +211,12 @@ export class TopicConsumer {
       return this.held.length < (this.options.pausedHoldLimit ?? PAUSED_HOLD_LIMIT) ? undefined : this.whileResumed();
     }
     this.track(message);
-    return this.hasFreeSlot() ? undefined : this.freeSlot();
+    return this.hasFreeSlot() ? undefined : this.slotFree();
+  }
+
+  /** Resolves once a slot is free (or on stop); a wake-up that finds every slot still held waits again. */
+  private async slotFree(): Promise<void> {
+    while (!this.hasFreeSlot() && !this.stopping) await this.freeSlot();
   }
 
   /** A handler past its time-out keeps its slot until it ends: a hung dependency cannot pile up invocations. */

@@ -13,7 +13,7 @@ import { parseDuration, type DeadLetterSelection } from '../redrive/selection.js
 import { deadLetterTopicName } from '../redrive/topic-name.js';
 import type { RedriveResult } from '../redrive/types.js';
 import type { BabelQueueDashboardOptions } from './dashboard-options.js';
-import { errorText } from '../error-text.js';
+import { errorText } from '../envelope/error-text.js';
 
 export interface TopicSummary {
   topic: string;

@@ -13,7 +13,7 @@ import {
 } from './json.js';
 import { BOM_ERROR, decodeUtf8 } from './utf8.js';
 import type { DecodeOptions, DecodeResult, Envelope, MakeOptions } from './types.js';
-import { errorText } from '../error-text.js';
+import { errorText } from './error-text.js';
 
 type Obj = Record<string, unknown>;
 

@@ -3,7 +3,7 @@
 import type * as OtelApi from '@opentelemetry/api';
 import type { Envelope } from '../envelope/index.js';
 import { formatTraceParent, otelTraceIdOf, parentSpanIdOf, parseTraceParent, uuidOfOtelTraceId } from './trace-id.js';
-import { errorText } from '../error-text.js';
+import { errorText } from '../envelope/error-text.js';
 
 export type OpenTelemetryApi = typeof OtelApi;
 

@@ -6,7 +6,7 @@ import type { ProducerSource } from '../nest/server/server-options.js';
 import { outboxBackoffMs } from './backoff.js';
 import { claimOutboxRows, type OutboxPool, type OutboxRow } from './relay-store.js';
 import { checkOutboxTable } from './table.js';
-import { errorText } from '../error-text.js';
+import { errorText } from '../envelope/error-text.js';
 
 export interface OutboxRelayOptions {
   /** A `pg` Pool on the database of the outbox table (TypeORM: `dataSource.driver.master`). */

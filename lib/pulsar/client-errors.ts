@@ -4,7 +4,7 @@
  * a message naming its result (`Failed to send message: MessageTooBig`). This module is the one place that reads
  * those messages: everything else asks the predicates below.
  */
-import { errorText } from '../error-text.js';
+import { errorText } from '../envelope/error-text.js';
 
 /** The native addon's result names in a message, and the WebSocket service's refusal texts, by meaning. */
 const NATIVE_TEXT = {

@@ -1,5 +1,5 @@
 import { raiseLibraryError } from '../options/option-table.js';
-import { errorText } from '../error-text.js';
+import { errorText } from '../envelope/error-text.js';
 /**
  * Builds a Pulsar client from a service URL: the scheme picks the implementation.
  *

@@ -77,3 +77,6 @@ export interface PulsarClientLike {
   subscribe(config: PulsarConsumerConfig): Promise<PulsarConsumer>;
   close(): Promise<null | void>;
 }
+
+/** What a pushing client's listener gets back: a promise when it must wait (for a free slot) before the next. */
+export type PushResult = Promise<void> | undefined;

@@ -3,7 +3,7 @@
  * the Node native client cannot set how often its own pattern consumer looks for new topics (it looks once a
  * minute), so the server asks the broker's admin API on both, the same way (docs/pulsar-features.md#topic-patterns).
  */
-import { adminUrlFor } from '../redrive/topic-exists.js';
+import { adminUrlFor } from './admin-url.js';
 import type { TopicPattern } from './topic-pattern.js';
 
 /** How to reach the broker's admin API with a client's credentials. */

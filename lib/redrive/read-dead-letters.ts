@@ -1,7 +1,9 @@
 import { isReceiveTimeout } from '../pulsar/receive-timeout.js';
 import type { PulsarClientLike, PulsarConsumer, PulsarMessage } from '../pulsar/client-types.js';
+import { DEFAULT_REDRIVE_SUBSCRIPTION, subscribeToDeadLetters } from '../consumer/keep-dead-letters.js';
 
-export const DEFAULT_REDRIVE_SUBSCRIPTION = 'babelqueue-redrive';
+export { DEFAULT_REDRIVE_SUBSCRIPTION, subscribeToDeadLetters };
+
 export const DEFAULT_IDLE_TIMEOUT_MS = 1000;
 
 export interface DeadLetterReadOptions {
@@ -13,22 +15,6 @@ export interface DeadLetterReadOptions {
   max?: number | undefined;
   /** How long an empty DLQ is waited on before the read ends, ms (default 1000). */
   idleTimeoutMs?: number | undefined;
-}
-
-/**
- * Opens the DLQ's subscription: Exclusive, so two tools at once cannot each see half the records (the second
- * fails to subscribe), and from the earliest record, so a new subscription sees what the topic still retains.
- */
-export function subscribeToDeadLetters(
-  client: PulsarClientLike,
-  options: DeadLetterReadOptions,
-): Promise<PulsarConsumer> {
-  return client.subscribe({
-    topic: options.topic,
-    subscription: options.subscription ?? DEFAULT_REDRIVE_SUBSCRIPTION,
-    subscriptionType: 'Exclusive',
-    subscriptionInitialPosition: 'Earliest',
-  });
 }
 
 /** The next record, or null once the DLQ stayed empty for `idleMs`. */

@@ -1,6 +1,6 @@
 import { parseTopic } from '../pulsar/websocket/topic.js';
 import { DeadLetterUsageError } from './errors.js';
-import { errorText } from '../error-text.js';
+import { errorText } from '../envelope/error-text.js';
 
 /**
  * The fully qualified dead-letter topic, checked by the same rule on both clients (Pulsar's v2 names:

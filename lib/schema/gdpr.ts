@@ -1,7 +1,7 @@
 import { BabelQueueError } from '../envelope/index.js';
 import { moveRawSlot, parseJson, rawNumberAt, stringifyJson } from '../envelope/json.js';
 import type { PayloadSchema } from './payload-schema.js';
-import { errorText } from '../error-text.js';
+import { errorText } from '../envelope/error-text.js';
 
 /** Field-level encryption: a KMS, Vault transit, or the reference AesGcmCipher. */
 export interface FieldCipher {

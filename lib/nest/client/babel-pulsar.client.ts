@@ -15,7 +15,7 @@ import { PublishError } from './publish-error.js';
 import { publishPayload } from '../../schema/message-payload.js';
 import { checkPayloadSchema, type PayloadSchema } from '../../schema/payload-schema.js';
 import { isUrnContract, type UrnContract } from '../../schema/urn-contract.js';
-import { errorText } from '../../error-text.js';
+import { errorText } from '../../envelope/error-text.js';
 import { resolveOptions, type OptionsInput } from '../../options/option-table.js';
 import { checkTimeout, checkTopic, clientOptionTable, describe, raiseClientError } from './client-options.js';
 

@@ -1,5 +1,5 @@
 import { BabelQueueError } from '../../envelope/index.js';
-import { errorText } from '../../error-text.js';
+import { errorText } from '../../envelope/error-text.js';
 import { option, raiseLibraryError, type RaiseOptionError } from '../../options/option-table.js';
 import { passThrough } from '../../options/validators.js';
 import type { PulsarAuthOptions } from '../../pulsar/client-factory.js';

@@ -1,5 +1,5 @@
 import { BabelQueueError } from '../../envelope/index.js';
-import { errorText } from '../../error-text.js';
+import { errorText } from '../../envelope/error-text.js';
 
 export { mayHaveBeenStored } from '../../pulsar/client-errors.js';
 import { mayHaveBeenStored } from '../../pulsar/client-errors.js';

@@ -3,7 +3,7 @@ import { EventPattern } from '@nestjs/microservices';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from '../constants.js';
 import type { RetryPolicy } from '../../consumer/index.js';
 import { BabelFailureRelay } from '../pipeline/failure-relay.js';
-import { Idempotent } from '../../idempotency/idempotent.interceptor.js';
+import { Idempotent } from './idempotent.interceptor.js';
 import { checkPayloadSchema, type PayloadSchema } from '../../schema/payload-schema.js';
 import { isUrnContract, type UrnContract } from '../../schema/urn-contract.js';
 import { raiseStandardError, resolveOptions, type OptionsInput } from '../../options/option-table.js';

@@ -3,7 +3,7 @@ import { BaseRpcContext } from '@nestjs/microservices';
 import type { Envelope } from '../../envelope/index.js';
 import type { PulsarMessage } from '../../pulsar/client-types.js';
 import { partitionOf } from '../../pulsar/partition.js';
-import { isReplay } from '../../redrive/replay.js';
+import { isReplay } from '../../pulsar/replay-property.js';
 import type { RetryRequestOptions, SettleRequests } from '../../consumer/settle-request.js';
 
 type BabelContextArgs = [envelope: Envelope, message: PulsarMessage, topic: string, urn: string];

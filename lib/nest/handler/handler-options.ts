@@ -1,6 +1,6 @@
 import { checkRetryPolicy, type RetryPolicy } from '../../consumer/index.js';
 import type { IdempotencyOptions } from '../../idempotency/store.js';
-import { errorText } from '../../error-text.js';
+import { errorText } from '../../envelope/error-text.js';
 import { option, type RaiseOptionError } from '../../options/option-table.js';
 import { integer, passThrough } from '../../options/validators.js';
 import { parseTopic } from '../../pulsar/websocket/topic.js';

@@ -39,7 +39,7 @@ import { closeIfClosable } from './stubbed-provider.js';
 import { BabelOutbox } from '../../outbox/outbox.js';
 import { OutboxRelay } from '../../outbox/relay.js';
 import { outboxMigrationSql } from '../../outbox/table.js';
-import { errorText } from '../../error-text.js';
+import { errorText } from '../../envelope/error-text.js';
 
 /**
  * Resolves a hooks class through DI: the instance registered anywhere in the application when there is one,

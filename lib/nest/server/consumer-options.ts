@@ -1,6 +1,6 @@
 import { checkRetryPolicy, type RetryPolicy } from '../../consumer/index.js';
 import { describeValue } from '../../describe-value.js';
-import { errorText } from '../../error-text.js';
+import { errorText } from '../../envelope/error-text.js';
 import type { PulsarProducer, SubscriptionType } from '../../pulsar/client-types.js';
 import { parseTopic } from '../../pulsar/websocket/index.js';
 import { checkClientOptions, type PulsarClientName, type PulsarConsumerOptions } from '../../pulsar/client-options.js';

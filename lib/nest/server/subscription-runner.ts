@@ -3,7 +3,7 @@ import type { Dispatcher } from '../../consumer/process-message.js';
 import { canPush, PushFeed } from '../../consumer/push-feed.js';
 import type { PulsarClientLike, PulsarProducer } from '../../pulsar/client-types.js';
 import { fullTopicName } from '../../pulsar/websocket/topic.js';
-import { keepDeadLetters } from '../../redrive/keep-dead-letters.js';
+import { keepDeadLetters } from '../../consumer/keep-dead-letters.js';
 import { producerOptionsFor } from '../client/producer-settings.js';
 import { BindingProducers } from './binding-producers.js';
 import type { DeferredProducer } from './refused-producer.js';

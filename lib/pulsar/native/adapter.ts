@@ -9,7 +9,7 @@
  */
 import fs from 'node:fs';
 import { BabelQueueError } from '../../envelope/index.js';
-import type { PushResult } from '../../consumer/push-feed.js';
+import type { PushResult } from '../client-types.js';
 import type {
   PulsarClientLike,
   PulsarConsumer,

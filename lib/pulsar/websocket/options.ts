@@ -3,7 +3,7 @@ import { PulsarWebSocketError } from './errors.js';
 import { resolveTls, type ResolvedTls, type TlsOptions } from '../tls.js';
 import { toWebSocketBases } from './handshake.js';
 import type { ReconnectOptions } from './socket.js';
-import { errorText } from '../../error-text.js';
+import { errorText } from '../../envelope/error-text.js';
 
 export interface PulsarWebSocketClientOptions extends Pick<
   TlsOptions,

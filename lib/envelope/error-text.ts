@@ -1,4 +1,4 @@
-import { errorMessage } from './envelope/dead-letter.js';
+import { errorMessage } from './dead-letter.js';
 
 /**
  * The text of a thrown value for a log line or another error's message: what a dead-letter record would say

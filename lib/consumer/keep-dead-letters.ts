@@ -1,7 +1,25 @@
 import { isSubscriptionBusy } from '../pulsar/client-errors.js';
 import { errorMessage } from '../envelope/index.js';
-import type { PulsarClientLike } from '../pulsar/client-types.js';
-import { DEFAULT_REDRIVE_SUBSCRIPTION, subscribeToDeadLetters } from './read-dead-letters.js';
+import type { PulsarClientLike, PulsarConsumer } from '../pulsar/client-types.js';
+
+/** The subscription the operator tools read a dead-letter topic through (docs/dead-letters.md). */
+export const DEFAULT_REDRIVE_SUBSCRIPTION = 'babelqueue-redrive';
+
+/**
+ * Opens the DLQ's subscription: Exclusive, so two tools at once cannot each see half the records (the second
+ * fails to subscribe), and from the earliest record, so a new subscription sees what the topic still retains.
+ */
+export function subscribeToDeadLetters(
+  client: PulsarClientLike,
+  options: { topic: string; subscription?: string | undefined },
+): Promise<PulsarConsumer> {
+  return client.subscribe({
+    topic: options.topic,
+    subscription: options.subscription ?? DEFAULT_REDRIVE_SUBSCRIPTION,
+    subscriptionType: 'Exclusive',
+    subscriptionInitialPosition: 'Earliest',
+  });
+}
 
 /**
  * Makes sure the DLQ's `babelqueue-redrive` subscription exists before the first record is written: Pulsar keeps

@@ -1,9 +1,9 @@
 import { UseInterceptors, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import { concat, defer, from, ignoreElements, mergeMap, of, type Observable } from 'rxjs';
 import { PATTERN_EXTRAS_METADATA } from '@nestjs/microservices/constants.js';
-import { BabelContext, settleRequested } from '../nest/handler/babel.context.js';
-import { BABEL_OWN_IDEMPOTENCY } from '../nest/constants.js';
-import { checkIdempotencyOptions, type IdempotencyOptions, type IdempotencyStore } from './store.js';
+import { BabelContext, settleRequested } from './babel.context.js';
+import { BABEL_OWN_IDEMPOTENCY } from '../constants.js';
+import { checkIdempotencyOptions, type IdempotencyOptions, type IdempotencyStore } from '../../idempotency/store.js';
 
 /**
  * Per-handler idempotency as a Nest interceptor: a duplicate `meta.id` completes without calling the handler (so
