@@ -1,6 +1,7 @@
 import { BabelNonRetriableError, BabelQueueError } from '../envelope/index.js';
 import { describeValue } from '../describe-value.js';
 import type { Outcome } from './decision-types.js';
+import type { SubscriptionType } from '../pulsar/client-types.js';
 
 /** `ctx.retry(options)`: how the handler wants its message retried. */
 export interface RetryRequestOptions {
@@ -80,12 +81,18 @@ export function outcomeOfRequest(request: SettleRequest): Extract<Outcome, { kin
   };
 }
 
-/** Why a delayed retry cannot be honoured on a consumer (null when it can): the same rules as a retry policy's. */
-export function delayedRetryRefusal(retryByNack: boolean, delayableSubscription: boolean): string | null {
+/** Pulsar honours delivery times, and counts redeliveries, only on these subscription types. */
+export const honoursDeliveryTimes = (type: SubscriptionType): boolean => type === 'Shared' || type === 'KeyShared';
+
+/**
+ * Why a retry delay cannot be honoured (null when it can): the one rule for a retry policy, a handler's policy and
+ * `ctx.retry({ delayMs })`. A delay needs a re-published copy, on a subscription where Pulsar honours delivery times.
+ */
+export function delayedRetryRefusal(retryByNack: boolean, subscriptionType: SubscriptionType): string | null {
   if (retryByNack)
     return "needs retry 'republish' (a negative acknowledgement cannot carry a delay; use nackRedeliverTimeoutMs)";
-  if (!delayableSubscription)
-    return 'needs a Shared or KeyShared subscription: Pulsar honours delivery times only there';
+  if (!honoursDeliveryTimes(subscriptionType))
+    return `needs a Shared or KeyShared subscription (got ${subscriptionType}): Pulsar honours delivery times only there`;
   return null;
 }
 

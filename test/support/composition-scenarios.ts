@@ -298,7 +298,7 @@ export async function refusedDelayedRetry(env: CompositionEnv): Promise<void> {
     expect(errors.map(({ name, message }) => [name, message])).toEqual([
       [
         'SettleRequestRefusedError',
-        'ctx.retry() delayMs needs a Shared or KeyShared subscription: Pulsar honours delivery times only there',
+        'ctx.retry() delayMs needs a Shared or KeyShared subscription (got Failover): Pulsar honours delivery times only there',
       ],
     ]);
   } finally {

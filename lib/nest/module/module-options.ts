@@ -26,11 +26,7 @@ import {
 } from '../server/consumer-options.js';
 import { checkedProducerSettings, clientNameOf, producerOptionEntries } from '../client/producer-settings.js';
 import type { ProducerOptionsSettings, PulsarClientName } from '../../pulsar/client-options.js';
-import {
-  serverOptionTable,
-  type BabelPulsarServerOptions,
-  type ResolvedServerOptions,
-} from '../server/server-options.js';
+import { resolveServerSettings, serverOptionTable, type ResolvedServerSettings } from '../server/server-options.js';
 
 /** The error every invalid module option raises: it names the option and what is allowed. */
 export class BabelQueueOptionsError extends BabelQueueError {
@@ -238,17 +234,15 @@ export type ClientSource =
   | { kind: 'provided'; client: PulsarClientLike }
   | { kind: PulsarClientKind; serviceUrl: string; auth?: PulsarAuthOptions; clientOptions?: Record<string, unknown> };
 
-/** The server's settings the module decides; the registration adds its name, client, producers and hooks. */
-export type ModuleServerSettings = Omit<ResolvedServerOptions, 'client' | 'producers' | 'name' | HookName>;
-
 /** The module options after validation. */
 export interface ResolvedModuleOptions {
   source: ClientSource;
   topic: string | undefined;
-  /** The server options given (consumer settings and the shared ones), as the BabelPulsarServer takes them. */
-  server: Omit<BabelPulsarServerOptions, 'client' | 'producers' | HookName>;
-  /** The same, resolved (defaults applied): the server takes them without validating again. */
-  serverSettings: ModuleServerSettings;
+  /**
+   * The server's settings, resolved by the server's own table (defaults applied): the registration adds its name,
+   * client, producers and hooks, and the server takes them without validating again.
+   */
+  server: ResolvedServerSettings;
   hooks: ResolvedHooks;
   startupWarnings: { enabled: boolean; serverNotStartedAfterMs: number };
   /** Present when options.telemetry was given (the server has it too, in `server`). */
@@ -292,39 +286,30 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
   const cipher = options.gdpr;
   const given = <K extends string, V>(key: K, value: V | undefined) =>
     (value === undefined ? {} : { [key]: value }) as Partial<Record<K, V>>;
-  // The consumer settings as given (the server applies its defaults), dead-lettering on by default here.
-  const givenConsumer = Object.fromEntries(
-    Object.keys(options.consumer).flatMap((key) =>
-      key === 'topics' || options.consumer[key] === undefined ? [] : [[key, consumer[key as keyof typeof consumer]]],
-    ),
+  // The server's table resolves the server's settings from what was given (its defaults are the only ones).
+  const { topics: _topics, ...givenConsumer } = isPlainObject(input.consumer) ? input.consumer : {};
+  const server = resolveServerSettings(
+    {
+      ...givenConsumer,
+      topics,
+      consumerOptions: consumer.consumerOptions,
+      ...given('logger', logger),
+      ...given('idempotency', idempotency),
+      ...given('cipher', cipher),
+      telemetry: input.telemetry,
+      ...given('brokerAtStart', brokerAtStart),
+      startupWarnings: startupWarnings.enabled,
+      producerOptions: input.producerOptions,
+      producerOptionsByTopic: input.producerOptionsByTopic,
+    },
+    client,
+    'options',
+    raiseModuleError,
   );
-  const server: ResolvedModuleOptions['server'] = {
-    topics,
-    ...givenConsumer,
-    deadLetter: consumer.deadLetter,
-    ...given('logger', logger),
-    ...given('idempotency', idempotency),
-    ...given('cipher', cipher),
-    ...given('telemetry', telemetry),
-    ...given('brokerAtStart', brokerAtStart),
-  };
   return {
     source,
     topic: options.topic,
     server,
-    serverSettings: {
-      ...consumer,
-      topics,
-      logger,
-      idempotency,
-      cipher,
-      telemetry: telemetry ?? { tracing: true, metrics: true },
-      brokerAtStart: brokerAtStart ?? 'required',
-      startupWarnings: startupWarnings.enabled,
-      producerOptions: producerSettings.producerOptions,
-      producerOptionsByTopic: producerSettings.producerOptionsByTopic,
-      producerSettings,
-    },
     producerSettings,
     ...given('publishTimeoutMs', publishTimeoutMs),
     hooks: options.hooks,

@@ -219,29 +219,21 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
         pool: BabelProducerPool,
         hooks: BabelQueueHooksHost,
       ) => {
-        const runtime = {
-          ...(name !== undefined && { name }),
-          client: handle.client,
-          ...(isProducerSource(pool) && { producers: pool }),
-          ...hooks.serverHooks(),
-        };
-        const given = {
-          ...options.server,
-          ...(!options.startupWarnings.enabled && { startupWarnings: false }),
-          ...runtime,
-        };
-        const { onError, onUnknownUrn, onRoutingMismatch, onDeadLetter } = runtime;
+        const { onError, onUnknownUrn, onRoutingMismatch, onDeadLetter } = hooks.serverHooks();
         return new BabelPulsarServer(
-          withResolution(given, {
-            ...options.serverSettings,
-            name,
-            client: handle.client,
-            producers: isProducerSource(pool) ? pool : undefined,
-            onError,
-            onUnknownUrn,
-            onRoutingMismatch,
-            onDeadLetter,
-          }),
+          withResolution(
+            { client: handle.client, topics: options.server.topics },
+            {
+              ...options.server,
+              name,
+              client: handle.client,
+              producers: isProducerSource(pool) ? pool : undefined,
+              onError,
+              onUnknownUrn,
+              onRoutingMismatch,
+              onDeadLetter,
+            },
+          ),
         );
       },
     },

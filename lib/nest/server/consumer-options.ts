@@ -1,4 +1,5 @@
 import { checkRetryPolicy, type RetryPolicy } from '../../consumer/index.js';
+import { delayedRetryRefusal, honoursDeliveryTimes } from '../../consumer/settle-request.js';
 import { describeValue } from '../../describe-value.js';
 import { errorText } from '../../envelope/error-text.js';
 import type { PulsarProducer, SubscriptionType } from '../../pulsar/client-types.js';
@@ -9,8 +10,6 @@ import { flag, integer, nonBlank, oneOf } from '../../options/validators.js';
 import { checkRetriableRule, type RetriableRule } from '../pipeline/retriable-rule.js';
 
 const SUBSCRIPTION_TYPES = ['Exclusive', 'Shared', 'KeyShared', 'Failover'] as const satisfies SubscriptionType[];
-/** The subscription types on which Pulsar counts redeliveries and honours delivery times. */
-const NACK_SAFE: readonly SubscriptionType[] = ['Shared', 'KeyShared'];
 
 export const isProducer = (value: unknown): value is PulsarProducer =>
   typeof value === 'object' && value !== null && typeof (value as PulsarProducer).send === 'function';
@@ -210,7 +209,7 @@ export function checkConsumerCombination(
   raise: RaiseOptionError,
 ): void {
   const { retry, subscriptionType, retryPolicy, topics } = settings;
-  if (retry === 'nack' && !NACK_SAFE.includes(subscriptionType)) {
+  if (retry === 'nack' && !honoursDeliveryTimes(subscriptionType)) {
     // Pulsar counts redeliveries only on Shared and KeyShared, so elsewhere the cap would never hold.
     raise(
       `${prefix}.retry 'nack' needs a Shared or KeyShared subscription (got ${subscriptionType}); use 'republish' instead`,
@@ -222,26 +221,15 @@ export function checkConsumerCombination(
   if (retryPolicy) checkDelayable(retry === 'nack', subscriptionType, `${prefix}.retryPolicy`, raise);
 }
 
-/** A retry delay needs a re-published copy and a subscription type on which Pulsar honours delivery times. */
+/** A retry delay where it can be honoured (see delayedRetryRefusal), else an error naming `where`. */
 export function checkDelayable(
   retryByNack: boolean,
   subscriptionType: SubscriptionType,
   where: string,
   raise: RaiseOptionError,
 ): void {
-  if (retryByNack) {
-    raise(
-      `${where} needs retry 'republish' (a negative acknowledgement cannot carry a delay; use nackRedeliverTimeoutMs)`,
-      'type',
-    );
-  }
-  if (!NACK_SAFE.includes(subscriptionType)) {
-    // The broker would deliver the copy at once: the configured spacing would silently not happen.
-    raise(
-      `${where} needs a Shared or KeyShared subscription (got ${subscriptionType}): Pulsar honours delivery times only there`,
-      'type',
-    );
-  }
+  const refusal = delayedRetryRefusal(retryByNack, subscriptionType);
+  if (refusal !== null) raise(`${where} ${refusal}`, 'type');
 }
 
 /** The consumer settings checked against the client they will run on, when it is known (a setting it lacks fails). */

@@ -8,12 +8,13 @@ import {
   raiseStandardError,
   resolveOptions,
   type OptionsInput,
+  type RaiseOptionError,
   type ResolvedOptions,
 } from '../../options/option-table.js';
 import { callback, flag, nonBlank, oneOf, passThrough } from '../../options/validators.js';
 import { checkConsumerCombination, checkConsumerOptionsFor, serverConsumerOptions } from './consumer-options.js';
 import { checkedProducerSettings, clientNameOf, producerOptionEntries } from '../client/producer-settings.js';
-import type { ProducerOptionsSettings } from '../../pulsar/client-options.js';
+import type { ProducerOptionsSettings, PulsarClientName } from '../../pulsar/client-options.js';
 
 export { checkDelayable, isProducer } from './consumer-options.js';
 
@@ -105,6 +106,41 @@ export type ResolvedServerOptions = ResolvedOptions<typeof serverOptionTable> & 
   producerSettings: ProducerOptionsSettings;
 };
 
+const { client: _client, name: _name, producers: _producers, ...settingsAndHooks } = serverOptionTable;
+const { onError: _e, onUnknownUrn: _u, onRoutingMismatch: _r, onDeadLetter: _d, ...settingsTable } = settingsAndHooks;
+/** The server's settings a registration decides: all but its name, client, producers and hooks. */
+export const serverSettingsTable = settingsTable;
+
+/** The server's settings resolved from the settings table (what the module decides for its server). */
+export type ResolvedServerSettings = ResolvedOptions<typeof serverSettingsTable> & {
+  producerSettings: ProducerOptionsSettings;
+};
+
+/** The rules between server settings, once each is valid on its own; `client`: what they will run on, when known. */
+function checkServerSettings<T extends ResolvedOptions<typeof serverSettingsTable>>(
+  resolved: T,
+  client: PulsarClientName | undefined,
+  where: string,
+  raise: RaiseOptionError,
+): T & { producerSettings: ProducerOptionsSettings } {
+  checkConsumerCombination(resolved, where, raise);
+  return {
+    ...resolved,
+    consumerOptions: checkConsumerOptionsFor(resolved.consumerOptions, client, `${where}.consumerOptions`, raise),
+    producerSettings: checkedProducerSettings(client, resolved, `${where}.`, raise),
+  };
+}
+
+/** The server settings of `input` (given keys), defaults from the table, each rule checked with `raise`. */
+export function resolveServerSettings(
+  input: Record<string, unknown>,
+  client: PulsarClientName | undefined,
+  where: string,
+  raise: RaiseOptionError,
+): ResolvedServerSettings {
+  return checkServerSettings(resolveOptions(serverSettingsTable, input, where, raise), client, where, raise);
+}
+
 /** Options the module resolved from its own (already validated) options: the server takes them as they are. */
 const resolvedByModule = new WeakMap<BabelPulsarServerOptions, ResolvedServerOptions>();
 
@@ -124,11 +160,5 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
   if (known) return known;
   const raise = raiseStandardError;
   const resolved = resolveOptions(serverOptionTable, options as unknown as Record<string, unknown>, 'options', raise);
-  checkConsumerCombination(resolved, 'options', raise);
-  const clientName = clientNameOf(resolved.client);
-  return {
-    ...resolved,
-    consumerOptions: checkConsumerOptionsFor(resolved.consumerOptions, clientName, 'options.consumerOptions', raise),
-    producerSettings: checkedProducerSettings(clientName, resolved, 'options.', raise),
-  };
+  return checkServerSettings(resolved, clientNameOf(resolved.client), 'options', raise);
 }

@@ -116,6 +116,5 @@ export class Subscription implements SubscriptionParts {
 
 /** Whether Pulsar honours delivery times on a subscription of this type with this retry mode (one rule, here). */
 export function delayRefusalOf(retryByNack: boolean, consumer: Pick<PulsarConsumerConfig, 'subscriptionType'>) {
-  const type = consumer.subscriptionType ?? 'Shared';
-  return delayedRetryRefusal(retryByNack, type === 'Shared' || type === 'KeyShared');
+  return delayedRetryRefusal(retryByNack, consumer.subscriptionType ?? 'Shared');
 }

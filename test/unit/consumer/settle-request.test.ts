@@ -171,15 +171,15 @@ describe('SettleRequests: the first call decides', () => {
   });
 
   it('refuses a delay the consumer cannot honour, but not a retry at once', () => {
-    const nack = delayedRetryRefusal(true, true);
+    const nack = delayedRetryRefusal(true, 'Shared');
     expect(() => checkRetryRequest({ delayMs: 1000 }, nack)).toThrow(
       "ctx.retry() delayMs needs retry 'republish' (a negative acknowledgement cannot carry a delay",
     );
-    expect(() => checkRetryRequest({ delayMs: 1000 }, delayedRetryRefusal(false, false))).toThrow(
+    expect(() => checkRetryRequest({ delayMs: 1000 }, delayedRetryRefusal(false, 'Failover'))).toThrow(
       'ctx.retry() delayMs needs a Shared or KeyShared subscription',
     );
     expect(checkRetryRequest({ delayMs: 0 }, nack)).toEqual({ kind: 'retry', delayMs: 0 });
-    expect(delayedRetryRefusal(false, true)).toBeNull();
+    expect(delayedRetryRefusal(false, 'KeyShared')).toBeNull();
   });
 });
 

@@ -59,7 +59,7 @@ describe('telemetry in BabelQueueModule options', () => {
   it('leaves everything on when not given', () => {
     const resolved = resolveModuleOptions({ client, topic: 'orders' });
     expect(resolved.telemetry).toBeUndefined();
-    expect(resolved.server).not.toHaveProperty('telemetry');
+    expect(resolved.server.telemetry).toEqual({ tracing: true, metrics: true });
   });
 
   it('refuses a bad value with a BabelQueueOptionsError naming it', () => {

@@ -7,11 +7,20 @@ import { FakeClient } from '../support/fake-client.js';
 const client = new FakeClient();
 
 describe('resolveModuleOptions', () => {
-  it('fills the server options: topics from topic, dead-lettering on by default (D11)', () => {
+  it('fills the server options: topics from topic, the server table defaults, dead-lettering on', () => {
     const resolved = resolveModuleOptions({ serviceUrl: 'http://localhost:8080', topic: 'orders' });
     expect(resolved.source).toEqual({ kind: 'websocket', serviceUrl: 'http://localhost:8080' });
     expect(resolved.topic).toBe('orders');
-    expect(resolved.server).toEqual({ topics: ['orders'], deadLetter: true });
+    expect(resolved.server).toMatchObject({
+      topics: ['orders'],
+      deadLetter: true,
+      subscription: 'babelqueue',
+      subscriptionType: 'Shared',
+      maxAttempts: 3,
+      retry: 'republish',
+      brokerAtStart: 'required',
+      telemetry: { tracing: true, metrics: true },
+    });
     expect(resolved.hooks).toEqual({ kind: 'none' });
   });
 
@@ -39,7 +48,7 @@ describe('resolveModuleOptions', () => {
       },
     });
     expect(resolved.source).toEqual({ kind: 'provided', client });
-    expect(resolved.server).toEqual({
+    expect(resolved.server).toMatchObject({
       topics: ['orders', 'invoices'],
       subscription: 'billing',
       subscriptionType: 'KeyShared',
