@@ -1,24 +1,25 @@
 import { Logger } from '@nestjs/common';
 import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microservices';
 import { EventEmitter } from 'node:events';
-import type { BabelQueueHooks, ConsumerLogger, SettledEvent } from '../../consumer/index.js';
+import type { ConsumerLogger, SettledEvent } from '../../consumer/index.js';
 import type { PulsarClientLike } from '../../pulsar/client-types.js';
 import { toLibraryClient } from '../../pulsar/native/adapter.js';
-import { topicListerOf } from '../../pulsar/topic-lister.js';
 import { fullTopicName } from '../../pulsar/websocket/topic.js';
 import { loadOpenTelemetry } from '../../otel/tracing.js';
 import { ConsumerMetrics } from '../../otel/metrics.js';
 import type { BabelHandlerExtras } from '../handler/babel-handler.decorator.js';
 import { BABEL_HANDLER_EXTRAS, BABEL_OWN_IDEMPOTENCY, BABEL_TRANSPORT } from '../constants.js';
 import { ATTACH_RELAY, type BabelFailureRelay, type RelayTarget } from '../pipeline/failure-relay.js';
-import { BrokerWait } from './broker-wait.js';
+import { waitForBroker, type BrokerWait } from './broker-wait.js';
+import { nestProcessingHooks, type EndHook, type StartHook } from './processing-hooks.js';
+import { patternListerFor, singleDeadLetterTopic } from './pattern-listing.js';
 import { deadLetterTopicOf } from './consumer-config.js';
-import { HandlerDispatch, type ProcessingHooks } from './handler-dispatch.js';
+import { HandlerDispatch } from './handler-dispatch.js';
 import { routeOf } from './handler-registration.js';
 import { HandlerRoutes } from './handler-routes.js';
 import type { SubscriptionTarget } from './pause-control.js';
 import {
-  isProducer,
+  consumerHooksOf,
   resolveServerOptions,
   type BabelPulsarServerOptions,
   type ResolvedServerOptions,
@@ -214,8 +215,8 @@ export class BabelPulsarServer
       planSubscriptions(this.routes.subscribed(), this.settings, (problem) => this.consumerLogger().warn(problem)),
       {
         open: (model) => this.open(model),
-        listerFor: (model) => this.listerFor(model),
-        excluded: (topic) => topic === this.singleDeadLetterTopic(),
+        listerFor: (model) => patternListerFor(this.settings.client, model),
+        excluded: (topic) => topic === singleDeadLetterTopic(this.settings.deadLetter),
         deadLetterTopicOf: (topic) => deadLetterTopicOf(topic, this.settings.deadLetter),
         subscriptionType: this.settings.subscriptionType,
         logger: this.consumerLogger(),
@@ -242,7 +243,11 @@ export class BabelPulsarServer
       await this.openAll(subscriptions);
     } catch (error) {
       if (this.settings.brokerAtStart === 'required') throw error;
-      this.brokerWait = this.waitForBroker(subscriptions, error);
+      const topics = this.settings.topics.map(fullTopicName).join(', ');
+      this.brokerWait = waitForBroker(topics, this.consumerLogger(), error, async () => {
+        await this.openAll(subscriptions);
+        this.startConsuming(subscriptions);
+      });
       return;
     }
     this.startConsuming(subscriptions);
@@ -257,28 +262,6 @@ export class BabelPulsarServer
     }
   }
 
-  /** Retries the subscriptions until the broker answers: one log line when waiting begins, one when connected. */
-  private waitForBroker(subscriptions: SubscriptionSet, error: unknown): BrokerWait {
-    const log = this.consumerLogger();
-    const topics = this.settings.topics.map(fullTopicName).join(', ');
-    return new BrokerWait(
-      {
-        attempt: async () => {
-          await this.openAll(subscriptions);
-          this.startConsuming(subscriptions);
-        },
-        onWaiting: (first) =>
-          log.warn(
-            `the broker did not answer at start (${first.message}); the app runs without consuming ${topics} and ` +
-              'subscribes once the broker answers (health reports the consumers disconnected until then)',
-          ),
-        onConnected: (waitedMs) =>
-          log.log(`the broker answered after ${Math.round(waitedMs / 100) / 10} s: consuming ${topics}`),
-      },
-      error instanceof Error ? error : new Error(String(error)),
-    );
-  }
-
   private startConsuming(subscriptions: SubscriptionSet): void {
     if (this.closing) return;
     subscriptions.startConsuming();
@@ -290,7 +273,7 @@ export class BabelPulsarServer
       client: this.client,
       settings: this.settings,
       logger: this.consumerLogger(),
-      hooks: this.hooks(),
+      hooks: consumerHooksOf(this.settings),
       hasHandler: (subscription, urn) =>
         subscription.routes.has(urn) || (this.subscriptions?.handledBySibling(subscription, urn) ?? false),
       // A URN only a sibling subscription of this topic handles is that subscription's work: acknowledged here.
@@ -303,72 +286,26 @@ export class BabelPulsarServer
         this.events.emit('settled', event);
       },
       onLoopError: (subscription, error) => {
-        this.logger.error(`receive on ${subscription.topic} failed: ${error.message}`);
+        this.consumerLogger().error(`receive on ${subscription.topic} failed: ${error.message}`);
         this.events.emit('error', error);
       },
     });
   }
 
-  /** Lists a pattern's namespace through the broker's admin API (neither client can list topics). */
-  private listerFor(model: Subscription) {
-    const list = topicListerOf(this.settings.client);
-    if (list) return list;
-    const { pattern } = model.pattern!;
-    const names = [...model.routes.values()].map(({ name }) => name).join(', ');
-    throw new TypeError(
-      `${names}: topicsPattern ${pattern.label} needs the broker's admin API to list the topics of ` +
-        `${pattern.tenant}/${pattern.namespace}, and this client was not created by the library: give ` +
-        'BabelQueueModule a serviceUrl, or create the client with createPulsarClient or new PulsarWebSocketClient',
-    );
-  }
-
-  /** The one dead-letter topic of every record, when one is configured (no pattern consumes it). */
-  private singleDeadLetterTopic(): string | undefined {
-    const deadLetter = this.settings.deadLetter ?? true;
-    if (deadLetter === true || deadLetter === false) return undefined;
-    return fullTopicName(isProducer(deadLetter) ? deadLetter.getTopic() : deadLetter.trim());
-  }
-
-  /**
-   * Nest's processing hooks around one handler call, as its own transports run them (the start hook gets a `done`
-   * that runs the handler; the end hook runs once it settled). Nest versions without them call the handler only.
-   */
-  private readonly processingHooks: ProcessingHooks = (context, work) => {
+  /** Nest's processing hooks around each handler call (docs/architecture.md#nests-processing-hooks). */
+  private readonly processingHooks = nestProcessingHooks(() => ({
     // Absent on Nest versions before the hooks.
-    const start = this.onProcessingStartHook as typeof this.onProcessingStartHook | undefined;
-    if (typeof start !== 'function') return work();
-    return new Promise<void>((resolve, reject) => {
-      let ran: Promise<void> | null = null;
-      const done = (): Promise<void> => {
-        ran ??= work().finally(() => this.onProcessingEndHook?.(this.transportId, context));
-        ran.then(resolve, reject);
-        return ran;
-      };
-      try {
-        start.call(this, this.transportId, context, done);
-      } catch (error) {
-        reject(error);
-      }
-    });
-  };
+    start: this.onProcessingStartHook as StartHook | undefined,
+    end: this.onProcessingEndHook as EndHook | undefined,
+    transportId: this.transportId,
+    self: this,
+  }));
 
   /** A pattern from @EventPattern / @MessagePattern: it runs, but without what @BabelHandler adds. */
   private warnForeignPattern(pattern: string, isEventHandler: boolean): void {
     if (!this.settings.startupWarnings || this.foreignPatterns.has(pattern)) return;
     this.foreignPatterns.add(pattern);
     this.logger.warn(foreignPatternWarning(pattern, isEventHandler));
-  }
-
-  private hooks(): BabelQueueHooks {
-    const { onError, onUnknownUrn, onRoutingMismatch, onDeadLetter } = this.settings;
-    return {
-      // Every failure is logged by the consumer: one line per failed delivery (URN, id, attempt, outcome), and
-      // a write the broker refuses once per message (repeats at debug), so the hook only forwards.
-      onError: (error, envelope, message) => onError?.(error, envelope, message),
-      ...(onUnknownUrn && { onUnknownUrn }),
-      ...(onRoutingMismatch && { onRoutingMismatch }),
-      ...(onDeadLetter && { onDeadLetter }),
-    };
   }
 
   /** Where the consumers log: the `logger` option, else the server's Nest Logger. */

@@ -1,3 +1,5 @@
+import type { ConsumerLogger } from '../../consumer/index.js';
+
 /**
  * Retries a start that failed because the broker did not answer (`brokerAtStart: 'optional'`): the app is up
  * meanwhile, and the first failure and the eventual success are each logged once.
@@ -10,6 +12,31 @@ export interface BrokerWaitOptions {
   /** First and longest pause between attempts, ms. */
   initialDelayMs?: number;
   maxDelayMs?: number;
+}
+
+/**
+ * Retries `attempt` (subscribing everything) until the broker answers: one line when waiting begins, one when
+ * connected. `topics` names what waits, for those lines.
+ */
+export function waitForBroker(
+  topics: string,
+  log: ConsumerLogger,
+  error: unknown,
+  attempt: () => Promise<void>,
+): BrokerWait {
+  return new BrokerWait(
+    {
+      attempt,
+      onWaiting: (first) =>
+        log.warn(
+          `the broker did not answer at start (${first.message}); the app runs without consuming ${topics} and ` +
+            'subscribes once the broker answers (health reports the consumers disconnected until then)',
+        ),
+      onConnected: (waitedMs) =>
+        log.log(`the broker answered after ${Math.round(waitedMs / 100) / 10} s: consuming ${topics}`),
+    },
+    error instanceof Error ? error : new Error(String(error)),
+  );
 }
 
 export class BrokerWait {

@@ -162,3 +162,16 @@ export function resolveServerOptions(options: BabelPulsarServerOptions): Resolve
   const resolved = resolveOptions(serverOptionTable, options as unknown as Record<string, unknown>, 'options', raise);
   return checkServerSettings(resolved, clientNameOf(resolved.client), 'options', raise);
 }
+
+/** The consumer's hooks from the server's settings. */
+export function consumerHooksOf(settings: ResolvedServerOptions): BabelQueueHooks {
+  const { onError, onUnknownUrn, onRoutingMismatch, onDeadLetter } = settings;
+  return {
+    // Every failure is logged by the consumer: one line per failed delivery (URN, id, attempt, outcome), and
+    // a write the broker refuses once per message (repeats at debug), so the hook only forwards.
+    onError: (error, envelope, message) => onError?.(error, envelope, message),
+    ...(onUnknownUrn && { onUnknownUrn }),
+    ...(onRoutingMismatch && { onRoutingMismatch }),
+    ...(onDeadLetter && { onDeadLetter }),
+  };
+}
