@@ -4,11 +4,7 @@ import { BabelQueueError } from '../envelope/index.js';
 import { clientKindFor, type PulsarAuthOptions, type PulsarClientKind } from '../pulsar/client-factory.js';
 import type { PulsarClientLike } from '../pulsar/client-types.js';
 import { resolveTelemetry, type ResolvedTelemetry, type TelemetryOption } from '../otel/telemetry-options.js';
-import {
-  OUTBOX_RELAY_TUNING_KEYS,
-  outboxRelayOptionTable,
-  type OutboxRelayTuning,
-} from '../outbox/relay-options.js';
+import { OUTBOX_RELAY_TUNING_KEYS, outboxRelayOptionTable, type OutboxRelayTuning } from '../outbox/relay-options.js';
 import type { FieldCipher } from '../schema/gdpr.js';
 import type { OutboxPool } from '../outbox/relay-store.js';
 import { checkOutboxTable, DEFAULT_OUTBOX_TABLE } from '../outbox/table.js';

@@ -1,7 +1,6 @@
 /** What the relay logs about an outage: one line when it starts, one when it ends. */
 export type OutageReport =
-  | { kind: 'down'; error: string }
-  | { kind: 'up'; downForMs: number; failedAttempts: number; rows: number };
+  { kind: 'down'; error: string } | { kind: 'up'; downForMs: number; failedAttempts: number; rows: number };
 
 /**
  * Follows one cause of failure (the broker, the database) across the relay's passes so that an outage is
