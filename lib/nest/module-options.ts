@@ -202,7 +202,8 @@ export const moduleOptionTable = {
   /**
    * The transactional outbox (docs/outbox.md): `{ pool, table?, migrate?, relay? }`, `pool` a `pg` Pool on the
    * database of the outbox table. The module runs an OutboxRelay that publishes the committed rows (`relay: false`
-   * on instances that only write); BabelOutbox (the writer) is provided either way.
+   * on instances that only write; `relay: { batchSize, parkAfterAttempts, … }` tunes it, docs/outbox.md#relaying-outboxrelay);
+   * BabelOutbox (the writer) is provided either way.
    * @defaultValue none
    */
   outbox: option<BabelQueueOutboxOptions, ResolvedOutbox>((value, name, raise) => resolveOutbox(value, name, raise)),

@@ -5,9 +5,15 @@ import { Inject, Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import pg from 'pg';
 import { randomUUID } from 'node:crypto';
-import { BabelOutbox, BabelQueueModule, OutboxRelay, type PulsarClientLike } from '../../../lib/index.js';
+import {
+  BabelOutbox,
+  BabelQueueHealthIndicator,
+  BabelQueueModule,
+  OutboxRelay,
+  type PulsarClientLike,
+} from '../../../lib/index.js';
 import { BQ } from '../../../lib/pulsar/index.js';
-import { newClient, receiveN, uniqueTopic } from '../../support/broker.js';
+import { newClient, receiveN, uniqueTopic, waitFor } from '../../support/broker.js';
 import { quietLogger } from '../../support/nest-app.js';
 import { newPool, storedRows } from './support.js';
 
@@ -79,6 +85,13 @@ test('the module creates the table, injects BabelOutbox and relays what is commi
     app.get(OutboxRelay)!.wake();
     const messages = await receiveN(consumer, 2);
     expect(messages.map((m) => m.getProperties()[BQ.messageId])).toEqual([first, second]);
+    // The health check carries the relay's counters and its outage state.
+    const relay = app.get(OutboxRelay)!;
+    await waitFor('the relay to count both rows', () => relay.describe().published === 2);
+    expect(app.get(BabelQueueHealthIndicator).check()).toMatchObject({
+      healthy: true,
+      outbox: { running: true, published: 2, parked: 0, brokerFailingSince: null, parkingAvailable: true },
+    });
     await app.close();
     expect((await storedRows(pool, table)).every((row) => row.published_at !== null)).toBe(true);
   } finally {
