@@ -20,7 +20,11 @@ describe('outboxFailureCause', () => {
     ],
     [
       'a WebSocket 404 upgrade',
-      Object.assign(new Error('Namespace not found'), { code: 'HandshakeRejected', status: 404 }),
+      Object.assign(new Error('HTTP 404'), {
+        code: 'HandshakeRejected',
+        status: 404,
+        brokerMessage: 'Failed to create producer/consumer: Namespace not found',
+      }),
     ],
   ])("%s is the row's fault", (_name, error) => expect(outboxFailureCause(error)).toBe('row'));
 
@@ -33,11 +37,19 @@ describe('outboxFailureCause', () => {
     ['anything else', 'a string'],
   ])('%s is the broker', (_name, error) => expect(outboxFailureCause(error)).toBe('broker'));
 
-  it('reads a WebSocket error of the client itself', () => {
-    const refused = (status: number) =>
-      new PulsarWebSocketError('Broker rejected producer', { code: 'HandshakeRejected', status, topic: 't' });
-    expect(isNoSuchTopic(refused(404))).toBe(true);
-    expect(isNoSuchTopic(refused(503))).toBe(false);
+  it('reads a WebSocket error of the client itself: a 404 only when the broker says what is missing', () => {
+    const refused = (status: number, brokerMessage: string) =>
+      new PulsarWebSocketError('Broker rejected producer', {
+        code: 'HandshakeRejected',
+        status,
+        topic: 't',
+        brokerMessage,
+      });
+    const namespace = 'Failed to create producer/consumer: {"errorMsg":"Namespace not found","reqId":1}';
+    expect(isNoSuchTopic(refused(404, namespace))).toBe(true);
+    expect(isNoSuchTopic(refused(404, 'Topic persistent://a/b/c does not exist'))).toBe(true);
+    expect(isNoSuchTopic(refused(404, 'Not Found'))).toBe(false); // no WebSocket service at that address
+    expect(isNoSuchTopic(refused(503, namespace))).toBe(false);
   });
 });
 
