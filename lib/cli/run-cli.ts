@@ -11,6 +11,7 @@ import { redrive } from '../redrive/redrive.js';
 import { adminUrlFor, topicExists } from '../redrive/topic-exists.js';
 import { parseRequest, type CliRequest } from './arguments.js';
 import { progressLine, recordDetail, recordLine, statsLines, summaryLine } from './format.js';
+import { runOutboxCli } from './outbox-cli.js';
 import { GENERAL_USAGE, usage, VERBS, type Verb } from './usage.js';
 import { errorText } from '../envelope/error-text.js';
 
@@ -38,6 +39,7 @@ export async function runCli(
     (command === undefined ? output.err : output.out)(GENERAL_USAGE);
     return command === undefined ? EXIT.usage : EXIT.ok;
   }
+  if (command === 'outbox') return runOutboxCli(rest, output, env);
   if (!(VERBS as readonly string[]).includes(command)) {
     output.err(`unknown command ${JSON.stringify(command)}\n\n${GENERAL_USAGE}`);
     return EXIT.usage;

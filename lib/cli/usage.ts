@@ -69,6 +69,7 @@ commands:
   stats     counts by URN and reason
   purge     remove records (dry run unless --yes)
   redrive   send records back to their queue
+  outbox    the transactional outbox's parked rows: outbox parked | outbox requeue (PostgreSQL, not the broker)
 
 babelqueue-pulsar <command> --help describes each one.
 ${EXIT_CODES}`;

@@ -1,8 +1,11 @@
 export { BabelOutbox } from './outbox.js';
 export type { BabelOutboxOptions, OutboxWriteOptions } from './outbox.js';
 export { OutboxRelay } from './relay.js';
-export type { OutboxRelayOptions, OutboxRelayResult } from './relay.js';
+export type { OutboxRelayResult, OutboxRelayState } from './relay.js';
+export type { OutboxRelayLogger, OutboxRelayOptions, OutboxRelayTuning } from './relay-options.js';
 export type { OutboxPool, OutboxPoolClient } from './relay-store.js';
 export type { OutboxSqlRunner } from './sql.js';
+export { listParkedOutboxRows, requeueParkedOutboxRows } from './parked.js';
+export type { OutboxRequeueSelection, ParkedOutboxListing, ParkedOutboxRow } from './parked.js';
 export { outboxBackoffMs } from './backoff.js';
-export { DEFAULT_OUTBOX_TABLE, outboxMigrationSql } from './table.js';
+export { DEFAULT_OUTBOX_TABLE, outboxMigrationSql, outboxParkingMigrationSql } from './table.js';

@@ -1,4 +1,5 @@
 import { BabelQueueError, EnvelopeCodec, bareTopicName } from '../envelope/index.js';
+import { isMessageData, lossyDataProblem, urnProblem } from '../envelope/producer-checks.js';
 import { parseTopic } from '../pulsar/websocket/index.js';
 import type { FieldCipher } from '../schema/gdpr.js';
 import { publishPayload } from '../schema/message-payload.js';
@@ -29,15 +30,6 @@ export interface OutboxWriteOptions {
   schema?: PayloadSchema;
 }
 
-const isPlainData = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' &&
-  value !== null &&
-  !Array.isArray(value) &&
-  !ArrayBuffer.isView(value) &&
-  !(value instanceof Date) &&
-  !(value instanceof Map) &&
-  !(value instanceof Set);
-
 function checkTopic(topic: unknown, name: string): string {
   if (typeof topic !== 'string' || topic.trim() === '') {
     throw new BabelQueueError(`${name} must be a non-blank topic name, got ${JSON.stringify(topic) ?? String(topic)}`);
@@ -64,8 +56,9 @@ export class BabelOutbox {
 
   /**
    * Writes one message into the outbox inside `transaction` (a pg PoolClient after BEGIN, or a TypeORM
-   * EntityManager inside `dataSource.transaction(...)`) and resolves to its `meta.id`. Rejects before writing on
-   * a blank URN, data that is not a plain object, or no topic.
+   * EntityManager inside `dataSource.transaction(...)`) and resolves to its `meta.id`. Rejects before writing, as
+   * the publisher does, on a URN that is blank or not `urn:…`, data that is not a plain object or that JSON would
+   * change (NaN, Infinity, undefined, functions, at any depth), or no topic.
    */
   write(transaction: OutboxSqlRunner, urn: string, data: object, options?: OutboxWriteOptions): Promise<string>;
   /** Writes through a typed contract (defineUrn): `data` must be of its payload type; its schema is validated. */
@@ -87,8 +80,11 @@ export class BabelOutbox {
     if (typeof urn !== 'string' || urn.trim() === '') {
       throw new BabelQueueError(`BabelOutbox.write needs a non-blank URN, got ${JSON.stringify(urn) ?? String(urn)}`);
     }
-    if (!isPlainData(given))
+    if (!isMessageData(given))
       throw new BabelQueueError('BabelOutbox.write data must be a plain object (use {} for none)');
+    // The publisher's rules: what is written is what it would have sent.
+    const refused = urnProblem(urn) ?? lossyDataProblem(given);
+    if (refused) throw new BabelQueueError(`BabelOutbox.write refused, nothing written: ${refused}`);
     const topic = options.topic === undefined ? this.defaultTopic : checkTopic(options.topic, 'options.topic');
     if (topic === undefined) {
       throw new BabelQueueError('BabelOutbox.write needs a topic: pass { topic } or configure the outbox topic');

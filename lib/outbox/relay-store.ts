@@ -39,10 +39,17 @@ export interface OutboxClaim {
   rows: OutboxRow[];
   markPublished(seqs: string[]): Promise<void>;
   markFailed(seq: string, error: string, retryInMs: number): Promise<void>;
+  /** No longer tried: `parked_at` set, never due again until re-queued (see parked.ts). */
+  markParked(seq: string, error: string): Promise<void>;
+  /** Whether the table has the `parked_at` column (a table created before parking existed has not). */
+  canPark(): Promise<boolean>;
   commit(): Promise<void>;
   /** Ends the claim without marking anything (the rows stay pending). */
   abandon(error?: unknown): Promise<void>;
 }
+
+/** PostgreSQL's SQLSTATE for a column that does not exist. */
+const UNDEFINED_COLUMN = '42703';
 
 const toBuffer = (body: RawRow['body']): Buffer =>
   Buffer.isBuffer(body) ? body : typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body);
@@ -95,6 +102,28 @@ export async function claimOutboxRows(pool: OutboxPool, table: string, limit: nu
              next_attempt_at = now() + ($3::integer * interval '1 millisecond') WHERE seq = $1::bigint`,
           [seq, error.slice(0, 2000), Math.ceil(retryInMs)],
         );
+      },
+      async markParked(seq, error) {
+        // 'infinity' keeps the row out of the due scan (and at the end of its index) without a new predicate,
+        // so the claim works the same on tables created before parking existed.
+        await connection.query(
+          `UPDATE ${table} SET attempts = attempts + 1, last_error = $2, parked_at = now(),
+             next_attempt_at = 'infinity' WHERE seq = $1::bigint`,
+          [seq, error.slice(0, 2000)],
+        );
+      },
+      async canPark() {
+        // Asked inside the claim's transaction: a savepoint keeps a missing column from aborting it.
+        await connection.query('SAVEPOINT bq_outbox_probe');
+        try {
+          await connection.query(`SELECT parked_at FROM ${table} WHERE false`);
+          await connection.query('RELEASE SAVEPOINT bq_outbox_probe');
+          return true;
+        } catch (error) {
+          if ((error as { code?: unknown } | null)?.code !== UNDEFINED_COLUMN) throw error;
+          await connection.query('ROLLBACK TO SAVEPOINT bq_outbox_probe');
+          return false;
+        }
       },
       async commit() {
         try {

@@ -1,73 +1,108 @@
 import { Logger } from '@nestjs/common';
 import { BabelQueueError } from '../envelope/index.js';
-import { pulsarProperties } from '../pulsar/binding.js';
 import type { PulsarProducerMessage } from '../pulsar/client-types.js';
-import type { ProducerSource } from '../nest/server/server-options.js';
-import { outboxBackoffMs } from './backoff.js';
-import { claimOutboxRows, type OutboxPool, type OutboxRow } from './relay-store.js';
-import { checkOutboxTable } from './table.js';
 import { errorText } from '../envelope/error-text.js';
+import { raiseLibraryError, resolveOptions } from '../options/option-table.js';
+import { loadOpenTelemetry } from '../otel/tracing.js';
+import { OutboxMetrics } from '../otel/outbox-metrics.js';
+import { OUTBOX_BACKOFF_CAP_MS } from './backoff.js';
+import { decideFailedRow, outboxFailureCause } from './failure.js';
+import { OutageWatch, type OutageReport } from './outage-watch.js';
+import {
+  listParkedOutboxRows,
+  requeueParkedOutboxRows,
+  type OutboxRequeueSelection,
+  type ParkedOutboxListing,
+} from './parked.js';
+import { claimOutboxRows, type OutboxClaim, type OutboxRow } from './relay-store.js';
+import { outboxRelayOptionTable, type OutboxRelayLogger, type OutboxRelayOptions } from './relay-options.js';
+import { checkedRowProperties } from './row-check.js';
+import { checkOutboxTable, outboxParkingMigrationSql } from './table.js';
 
-export interface OutboxRelayOptions {
-  /** A `pg` Pool on the database of the outbox table (TypeORM: `dataSource.driver.master`). */
-  pool: OutboxPool;
-  /** Where producers come from: the module's producer pool, or `new BabelProducerPool(pulsarClient)`. */
-  producers: ProducerSource;
-  /** The outbox table; default `babelqueue_outbox`. */
-  table?: string;
-  /** Rows claimed and published per pass; default 100. */
-  batchSize?: number;
-  /** Pause between passes when the last one found less than a full batch; default 500 ms. */
-  pollIntervalMs?: number;
-  /** A publish not stored by the broker within this time counts as failed; default 10 000 ms. */
-  publishTimeoutMs?: number;
-  logger?: Pick<Logger, 'log' | 'warn' | 'error'>;
-}
+export type { OutboxRelayOptions } from './relay-options.js';
 
 export interface OutboxRelayResult {
   /** Rows the broker stored and that are now marked published. */
   published: number;
   /** Rows whose publish failed: still pending, attempts + 1, due again after the backoff. */
   failed: number;
+  /** Rows parked by this pass: their own fault, tried `parkAfterAttempts` times; no longer tried. */
+  parked: number;
+}
+
+/** What describe() reports (and the module's health check shows under `outbox`). */
+export interface OutboxRelayState {
+  /** True between start() and stop(). */
+  running: boolean;
+  /** Since when publishes fail because of the broker (epoch ms); null while they do not. */
+  brokerFailingSince: number | null;
+  /** Since when passes fail because of the database (epoch ms); null while they do not. */
+  databaseFailingSince: number | null;
+  /** The first error of the outage under way (broker first), null when there is none. */
+  lastError: string | null;
+  /** Counted since this relay was created. */
+  published: number;
+  failed: number;
+  parked: number;
+  /** False when the table has no `parked_at` column yet (rows that would be parked are retried); null: not known yet. */
+  parkingAvailable: boolean | null;
 }
 
 /** drain() stops after this many passes even if every pass made progress. */
 const DRAIN_CEILING = 10_000;
 
-const positiveInteger = (value: unknown, fallback: number, name: string): number => {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new BabelQueueError(`${name} must be a positive integer, got ${JSON.stringify(value) ?? String(value)}`);
-  }
-  return value;
-};
+/** An outage is over this long after its last failure: twice the longest backoff, so every failed row was due again. */
+const OUTAGE_QUIET_MS = 2 * OUTBOX_BACKOFF_CAP_MS;
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new BabelQueueError(`${what} did not finish within ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(new BabelQueueError(`${what} did not finish within ${ms} ms (TimeOut)`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+const seconds = (ms: number): string => (ms / 1000).toFixed(1);
+
+/** What one pass did, beyond its result: whether the loop may go on at once, and whether to probe next. */
+interface PassOutcome {
+  result: OutboxRelayResult;
+  claimed: number;
+  limit: number;
+  brokerFailures: number;
+}
+
 /**
  * The publishing side of the transactional outbox. Each pass claims up to `batchSize` due rows (oldest first,
- * locked with SKIP LOCKED so several relays share the work without publishing a row twice at once), publishes
- * each stored body byte for byte with the `bq-*` properties read from it, and, in the same transaction, marks
- * the rows the broker stored as published and the others failed (attempts + 1, due again after the backoff).
- * A crash after a publish and before the commit leaves the row pending: it is published again with the same
- * `meta.id`, which consumer idempotency removes. See docs/outbox.md.
+ * locked with SKIP LOCKED so several relays share the work without publishing a row twice at once), checks each
+ * row's body with the consumer's codec, publishes it byte for byte with the `bq-*` properties read from it, and,
+ * in the same transaction, marks the rows the broker stored as published and the others failed (attempts + 1,
+ * due again after the backoff) or, when the row itself is at fault and has had its attempts, parked. A crash
+ * after a publish and before the commit leaves the row pending: it is published again with the same `meta.id`,
+ * which consumer idempotency removes. An outage is logged once when it starts and once when it ends. See
+ * docs/outbox.md.
  */
 export class OutboxRelay {
   readonly table: string;
   private readonly batchSize: number;
   private readonly pollIntervalMs: number;
   private readonly publishTimeoutMs: number;
-  private readonly logger: Pick<Logger, 'log' | 'warn' | 'error'>;
-  private pass: Promise<OutboxRelayResult> | null = null;
+  private readonly parkAfterAttempts: number;
+  private readonly metricsEnabled: boolean;
+  private readonly logger: OutboxRelayLogger;
+  private readonly broker = new OutageWatch(OUTAGE_QUIET_MS);
+  private readonly database = new OutageWatch(0);
+  private readonly counts = { published: 0, failed: 0, parked: 0 };
+  private pass: Promise<PassOutcome> | null = null;
   private loop: Promise<void> | null = null;
   private running = false;
   private wakeUp: (() => void) | null = null;
+  /** The last pass failed every row it tried because of the broker: the next one tries a single row. */
+  private probing = false;
+  private parkable: boolean | null = null;
+  private parkingWarned = false;
+  private metricsReady: Promise<void> | null = null;
+  private metrics: OutboxMetrics | undefined;
 
   constructor(private readonly options: OutboxRelayOptions) {
     if (!options || typeof options.pool?.connect !== 'function') {
@@ -77,9 +112,17 @@ export class OutboxRelay {
       throw new BabelQueueError('OutboxRelay needs options.producers (e.g. new BabelProducerPool(pulsarClient))');
     }
     this.table = checkOutboxTable(options.table, 'options.table');
-    this.batchSize = positiveInteger(options.batchSize, 100, 'options.batchSize');
-    this.pollIntervalMs = positiveInteger(options.pollIntervalMs, 500, 'options.pollIntervalMs');
-    this.publishTimeoutMs = positiveInteger(options.publishTimeoutMs, 10_000, 'options.publishTimeoutMs');
+    const tuning = resolveOptions(
+      outboxRelayOptionTable,
+      options as unknown as Record<string, unknown>,
+      'options',
+      raiseLibraryError,
+    );
+    this.batchSize = tuning.batchSize;
+    this.pollIntervalMs = tuning.pollIntervalMs;
+    this.publishTimeoutMs = tuning.publishTimeoutMs;
+    this.parkAfterAttempts = tuning.parkAfterAttempts;
+    this.metricsEnabled = tuning.metrics;
     this.logger = options.logger ?? new Logger('OutboxRelay');
   }
 
@@ -89,20 +132,18 @@ export class OutboxRelay {
   }
 
   /** One pass: claims, publishes and marks at most one batch. Passes of one relay never overlap. */
-  flush(): Promise<OutboxRelayResult> {
-    const previous = this.pass ?? Promise.resolve({ published: 0, failed: 0 });
-    const next = previous.catch(() => undefined).then(() => this.flushOnce());
-    this.pass = next;
-    return next;
+  async flush(): Promise<OutboxRelayResult> {
+    return (await this.nextPass()).result;
   }
 
   /** Passes until one publishes nothing (the outbox is empty, or only failing rows are left). */
   async drain(maxPasses = DRAIN_CEILING): Promise<OutboxRelayResult> {
-    const total = { published: 0, failed: 0 };
+    const total = { published: 0, failed: 0, parked: 0 };
     for (let pass = 0; pass < Math.min(maxPasses, DRAIN_CEILING); pass++) {
       const result = await this.flush();
       total.published += result.published;
       total.failed += result.failed;
+      total.parked += result.parked;
       if (result.published === 0) break;
     }
     return total;
@@ -128,16 +169,50 @@ export class OutboxRelay {
     await this.pass?.catch(() => undefined);
   }
 
+  /** Counters since creation and the outage under way, if any. */
+  describe(): OutboxRelayState {
+    return {
+      running: this.running,
+      brokerFailingSince: this.broker.failingSince,
+      databaseFailingSince: this.database.failingSince,
+      lastError: this.broker.firstError ?? this.database.firstError,
+      ...this.counts,
+      parkingAvailable: this.parkable,
+    };
+  }
+
+  /** The parked rows of this relay's table, oldest first (at most `limit`, default 100), and how many there are. */
+  parked(options: { limit?: number } = {}): Promise<ParkedOutboxListing> {
+    return listParkedOutboxRows(this.options.pool, { table: this.table, ...options });
+  }
+
+  /**
+   * Re-queues parked rows (`{ ids }` by `meta.id`, or `{ all: true }`; `topic` narrows): pending again, due now,
+   * with a fresh attempt budget. Resolves to the `meta.id`s re-queued; wakes the background loop.
+   */
+  async requeue(selection: OutboxRequeueSelection): Promise<string[]> {
+    const ids = await requeueParkedOutboxRows(this.options.pool, { ...selection, table: this.table });
+    if (ids.length > 0) this.wake();
+    return ids;
+  }
+
+  private nextPass(): Promise<PassOutcome> {
+    const previous = this.pass ?? Promise.resolve(undefined);
+    const next = previous.catch(() => undefined).then(() => this.trackedPass());
+    this.pass = next;
+    return next;
+  }
+
   private async run(): Promise<void> {
     while (this.running) {
-      let handled = 0;
+      let busy = false;
       try {
-        const result = await this.flush();
-        handled = result.published + result.failed;
-      } catch (error) {
-        this.logger.warn(`outbox pass failed (rows stay pending): ${error instanceof Error ? error.message : error}`);
+        const outcome = await this.nextPass();
+        busy = outcome.claimed === outcome.limit && outcome.brokerFailures === 0;
+      } catch {
+        // reported by trackedPass, once per outage
       }
-      if (this.running && handled < this.batchSize) await this.sleep(this.pollIntervalMs);
+      if (this.running && !busy) await this.sleep(this.pollIntervalMs);
     }
   }
 
@@ -154,44 +229,155 @@ export class OutboxRelay {
     });
   }
 
-  private async flushOnce(): Promise<OutboxRelayResult> {
-    const claim = await claimOutboxRows(this.options.pool, this.table, this.batchSize);
-    if (claim.rows.length === 0) {
-      await claim.commit();
-      return { published: 0, failed: 0 };
-    }
+  /** A pass, with a failing database reported once when it starts failing and once when it answers again. */
+  private async trackedPass(): Promise<PassOutcome> {
+    let outcome: PassOutcome;
     try {
-      // Started together: sends to one producer leave in the order they were issued, which is row order.
-      const outcomes = await Promise.allSettled(claim.rows.map((row) => this.publish(row)));
-      const published: string[] = [];
-      let failed = 0;
-      for (const [index, outcome] of outcomes.entries()) {
-        const row = claim.rows[index]!;
-        if (outcome.status === 'fulfilled') {
-          published.push(row.seq);
-          continue;
-        }
-        failed += 1;
-        const reason = errorText(outcome.reason);
-        await claim.markFailed(row.seq, reason, outboxBackoffMs(row.attempts));
+      outcome = await this.passOnce();
+    } catch (error) {
+      const text = errorText(error);
+      const report = this.database.failed(Date.now(), 1, text);
+      if (report) {
         this.logger.warn(
-          `outbox row ${row.messageId} to ${row.topic} not published (attempt ${row.attempts + 1}): ${reason}`,
+          `outbox relay pass failed, rows stay pending: ${text}. Passes go on every ${this.pollIntervalMs} ms; ` +
+            'one line when they succeed again',
         );
+      } else this.logger.debug?.(`outbox relay pass failed again: ${text}`);
+      throw error;
+    }
+    const report = this.database.succeeded(Date.now(), true);
+    if (report?.kind === 'up') {
+      this.logger.warn(
+        `outbox relay passes succeed again after ${seconds(report.downForMs)} s (${report.failedAttempts} failed pass(es))`,
+      );
+    }
+    return outcome;
+  }
+
+  private async passOnce(): Promise<PassOutcome> {
+    if (this.metricsEnabled) {
+      this.metricsReady ??= loadOpenTelemetry().then(
+        () => {
+          this.metrics = OutboxMetrics.create();
+        },
+        () => undefined,
+      );
+      await this.metricsReady;
+    }
+    const limit = this.probing ? 1 : this.batchSize;
+    const claim = await claimOutboxRows(this.options.pool, this.table, limit);
+    const result: OutboxRelayResult = { published: 0, failed: 0, parked: 0 };
+    const brokerFailures: OutboxRow[] = [];
+    let brokerError = '';
+    let republished = false;
+    try {
+      if (this.parkable === null) this.parkable = await claim.canPark();
+      if (claim.rows.length === 0) {
+        await claim.commit();
+      } else {
+        // Started together: sends to one producer leave in the order they were issued, which is row order.
+        const outcomes = await Promise.allSettled(claim.rows.map((row) => this.publish(row)));
+        const published: OutboxRow[] = [];
+        for (const [index, outcome] of outcomes.entries()) {
+          const row = claim.rows[index]!;
+          if (outcome.status === 'fulfilled') {
+            published.push(row);
+            if (row.attempts > 0) republished = true;
+            continue;
+          }
+          const parked = await this.settleFailure(claim, row, outcome.reason);
+          if (parked) result.parked += 1;
+          else result.failed += 1;
+          if (outboxFailureCause(outcome.reason) === 'broker') {
+            if (brokerFailures.length === 0) brokerError = errorText(outcome.reason);
+            brokerFailures.push(row);
+          }
+        }
+        await claim.markPublished(published.map((row) => row.seq));
+        await claim.commit();
+        result.published = published.length;
+        for (const row of published) this.metrics?.published(row.topic);
       }
-      await claim.markPublished(published);
-      await claim.commit();
-      return { published: published.length, failed };
     } catch (error) {
       await claim.abandon(error);
       throw error;
     }
+    this.counts.published += result.published;
+    this.counts.failed += result.failed;
+    this.counts.parked += result.parked;
+    this.probing = brokerFailures.length > 0 && result.published === 0;
+    const now = Date.now();
+    this.reportBroker(
+      brokerFailures.length > 0
+        ? this.broker.failed(
+            now,
+            brokerFailures.length,
+            brokerError,
+            brokerFailures.map((row) => row.seq),
+          )
+        : this.broker.succeeded(now, republished),
+    );
+    return { result, claimed: claim.rows.length, limit, brokerFailures: brokerFailures.length };
+  }
+
+  /** Marks a failed row (parked, or due again after the backoff); true when it was parked. */
+  private async settleFailure(claim: OutboxClaim, row: OutboxRow, reason: unknown): Promise<boolean> {
+    const text = errorText(reason);
+    const cause = outboxFailureCause(reason);
+    this.metrics?.failed(row.topic, cause);
+    const attempt = row.attempts + 1;
+    let decision = decideFailedRow(cause, row.attempts, this.parkAfterAttempts);
+    if (decision.park && this.parkable !== true) {
+      this.parkable = await claim.canPark(); // the table may have been migrated since
+      if (!this.parkable) {
+        this.warnParkingUnavailable(row);
+        decision = decideFailedRow('broker', row.attempts, this.parkAfterAttempts);
+      }
+    }
+    if (decision.park) {
+      await claim.markParked(row.seq, text);
+      this.metrics?.parked(row.topic);
+      this.logger.warn(
+        `outbox row ${row.messageId} to ${row.topic} parked after ${attempt} attempt(s), no longer tried: ${text}. ` +
+          'List parked rows with relay.parked() or `babelqueue-pulsar outbox parked`, re-queue them with ' +
+          'relay.requeue() or `babelqueue-pulsar outbox requeue`',
+      );
+      return true;
+    }
+    await claim.markFailed(row.seq, text, decision.retryInMs);
+    this.logger.debug?.(
+      `outbox row ${row.messageId} to ${row.topic} not published (attempt ${attempt}, ${cause === 'row' ? 'the row is at fault' : 'broker'}; ` +
+        `next try in ${decision.retryInMs} ms): ${text}`,
+    );
+    return false;
+  }
+
+  private warnParkingUnavailable(row: OutboxRow): void {
+    if (this.parkingWarned) return;
+    this.parkingWarned = true;
+    this.logger.error(
+      `outbox table ${this.table} has no parked_at column (it was created before parking existed), so row ` +
+        `${row.messageId}, which would be parked, is tried again instead. Upgrade the table with ` +
+        `\`${outboxParkingMigrationSql(this.table)}\` (part of outboxMigrationSql(); \`outbox: { migrate: true }\` runs it)`,
+    );
+  }
+
+  private reportBroker(report: OutageReport | null): void {
+    if (report?.kind === 'down') {
+      this.logger.warn(
+        `outbox relay cannot publish: ${report.error}. Rows stay pending and are retried (one at a time while ` +
+          'nothing goes through); per-row detail at debug level, one line when it recovers',
+      );
+    } else if (report?.kind === 'up') {
+      this.logger.warn(
+        `outbox relay publishes again after ${seconds(report.downForMs)} s: ${report.failedAttempts} failed ` +
+          `attempt(s) on ${report.rows} row(s) during the outage; those rows are published or pending, none dropped`,
+      );
+    }
   }
 
   private async publish(row: OutboxRow): Promise<void> {
-    const message: PulsarProducerMessage = {
-      data: row.body,
-      properties: pulsarProperties(JSON.parse(row.body.toString('utf8')) as Record<string, unknown>),
-    };
+    const message: PulsarProducerMessage = { data: row.body, properties: checkedRowProperties(row.body, row.topic) };
     if (row.partitionKey) message.partitionKey = row.partitionKey;
     const what = `publishing outbox row ${row.messageId} to ${row.topic}`;
     await withTimeout(

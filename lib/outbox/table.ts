@@ -27,11 +27,12 @@ export function checkOutboxTable(
  * The migration that creates the outbox table (PostgreSQL). Idempotent (`IF NOT EXISTS`), so it can run at every
  * start or be pasted into a migration tool. `seq` orders rows oldest first; `body` is the encoded envelope,
  * byte for byte as the relay publishes it; the partial index keeps the relay's pending scan cheap once most rows
- * are published. See docs/outbox.md.
+ * are published. `parked_at` marks a row the relay gave up on (docs/outbox.md#parked-rows); the `ALTER TABLE`
+ * adds it to a table created before it existed, so running this again is the upgrade.
  */
 export function outboxMigrationSql(table: string = DEFAULT_OUTBOX_TABLE): string {
   const name = checkOutboxTable(table);
-  const index = `${name.replace('.', '_')}_pending`.slice(0, 63);
+  const indexName = (suffix: string) => `${name.replace('.', '_')}_${suffix}`.slice(0, 63);
   return [
     `CREATE TABLE IF NOT EXISTS ${name} (`,
     '  seq bigserial PRIMARY KEY,',
@@ -43,8 +44,16 @@ export function outboxMigrationSql(table: string = DEFAULT_OUTBOX_TABLE): string
     '  next_attempt_at timestamptz NOT NULL DEFAULT now(),',
     '  last_error text,',
     '  created_at timestamptz NOT NULL DEFAULT now(),',
-    '  published_at timestamptz',
+    '  published_at timestamptz,',
+    '  parked_at timestamptz',
     ');',
-    `CREATE INDEX IF NOT EXISTS ${index} ON ${name} (next_attempt_at, seq) WHERE published_at IS NULL;`,
+    outboxParkingMigrationSql(name),
+    `CREATE INDEX IF NOT EXISTS ${indexName('pending')} ON ${name} (next_attempt_at, seq) WHERE published_at IS NULL;`,
+    `CREATE INDEX IF NOT EXISTS ${indexName('parked')} ON ${name} (seq) WHERE parked_at IS NOT NULL;`,
   ].join('\n');
+}
+
+/** The one statement that upgrades a table created before parking existed (part of outboxMigrationSql). */
+export function outboxParkingMigrationSql(table: string = DEFAULT_OUTBOX_TABLE): string {
+  return `ALTER TABLE ${checkOutboxTable(table)} ADD COLUMN IF NOT EXISTS parked_at timestamptz;`;
 }

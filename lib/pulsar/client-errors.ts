@@ -14,6 +14,8 @@ const NATIVE_TEXT = {
   unreachable:
     /ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ENOTFOUND|ConnectError|Connection ?refused|fetch failed|TimeOut|timed out/i,
   subscriptionBusy: /busy|exclusive/i,
+  noSuchTopic: /\b(TopicNotFound|InvalidTopicName)\b/,
+  missingTopicText: /\b(namespace|topic|tenant)\b[^.]*\b(not found|does not exist)\b/i,
   neverStored:
     /\b(MessageTooBig|AlreadyClosed|InvalidArgument|InvalidTopic|InvalidMessage|SendError|ProducerQueueIsFull|ProducerBlockedQuota\w*|TopicTerminated)\b/,
 } as const;
@@ -43,6 +45,22 @@ export function isNotAuthorized(error: unknown): boolean {
     return (candidate.status === 401 || candidate.status === 403) && NATIVE_TEXT.refusedUpgrade.test(text);
   }
   return typeof candidate.message === 'string' && NATIVE_TEXT.notAuthorized.test(candidate.message);
+}
+
+/**
+ * A producer the broker refuses because the topic cannot be there: the native TopicNotFound (its tenant or
+ * namespace does not exist, or topics are not created on demand there) or InvalidTopicName, and the WebSocket
+ * service's 404 on the producer upgrade whose broker text says so (`Namespace not found`, `Topic not found`). Publishing the same message to
+ * the same topic again fails the same way until someone creates it.
+ */
+export function isNoSuchTopic(error: unknown): boolean {
+  const candidate = error as Failure | null;
+  if (candidate === null || typeof candidate !== 'object') return false;
+  // A bare 404 (a web server without the WebSocket service, a wrong path) is the deployment's, not the topic's.
+  if (candidate.code === 'HandshakeRejected') {
+    return candidate.status === 404 && NATIVE_TEXT.missingTopicText.test(String(candidate.brokerMessage ?? ''));
+  }
+  return NATIVE_TEXT.noSuchTopic.test(errorText(error));
 }
 
 /** The broker could not be reached, on either client or from fetch (the cause is read too). */

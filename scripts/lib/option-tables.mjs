@@ -12,6 +12,7 @@ const TABLES = {
   consumer: [{ file: 'lib/nest/server/consumer-options.ts', table: 'consumerOptions', prefix: 'consumer.' }],
   handler: [{ file: 'lib/nest/handler/handler-options.ts', table: 'handlerOptionTable' }],
   client: [{ file: 'lib/nest/client/client-options.ts', table: 'clientOptionTable' }],
+  outboxRelay: [{ file: 'lib/outbox/relay-options.ts', table: 'outboxRelayOptionTable' }],
 };
 
 function tableLiteral(file, name) {
@@ -95,4 +96,4 @@ export async function renderOptionTables(page) {
   return text.replace(MARKERS, (_all, open, name, close) => `${open}\n${tables.get(name)}\n${close}`);
 }
 
-export const OPTION_PAGES = ['docs/configuration.md'];
+export const OPTION_PAGES = ['docs/configuration.md', 'docs/outbox.md'];

@@ -3,6 +3,7 @@ import { ClientProxy, type ReadPacket, type WritePacket } from '@nestjs/microser
 import { EventEmitter } from 'node:events';
 import { Observable, throwError } from 'rxjs';
 import { BabelQueueError, EnvelopeCodec, bareTopicName } from '../../envelope/index.js';
+import { isMessageData as isData, lossyDataProblem, urnProblem } from '../../envelope/producer-checks.js';
 import { BQ, isBlankProperty, pulsarProperties } from '../../pulsar/binding.js';
 import { clientKindFor, createPulsarClient } from '../../pulsar/client-factory.js';
 import type { ProducerOptionsSettings } from '../../pulsar/client-options.js';
@@ -74,29 +75,6 @@ export type BabelClientEvents = {
   /** A publish the broker did not accept (the publish call rejects with the same error). */
   error: (error: Error) => void;
 };
-
-type PlainData = Record<string, unknown>;
-
-/** Built-ins that are objects but not JSON objects; a DTO class instance is accepted. */
-const NOT_DATA: ReadonlyArray<abstract new (...args: never[]) => unknown> = [
-  Date,
-  Map,
-  Set,
-  WeakMap,
-  WeakSet,
-  RegExp,
-  Error,
-  Promise,
-  ArrayBuffer,
-  Number,
-  String,
-  Boolean,
-];
-
-function isData(value: unknown): value is PlainData {
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || ArrayBuffer.isView(value)) return false;
-  return !NOT_DATA.some((type) => value instanceof type);
-}
 
 const SEND_UNSUPPORTED =
   'BabelPulsarClient does not support send() (request/response): BabelQueue messages are one-way. ' +
@@ -193,8 +171,9 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
 
   /**
    * Publishes one envelope and resolves to its `meta.id` once the broker accepted it. Rejects with a
-   * BabelQueueError, before anything is sent, on a blank URN, data that is not an object, an invalid delay,
-   * topic or header, or when no topic is given and there is no default topic.
+   * BabelQueueError, before anything is sent, on a URN that is blank or not `urn:…`, data that is not an object
+   * or that JSON would change (NaN, Infinity, undefined, functions, at any depth), an invalid delay, topic or
+   * header, or when no topic is given and there is no default topic.
    */
   publish(urn: string, data: object, options?: PublishOptions): Promise<string>;
   /** Publishes through a typed contract (defineUrn): `data` must be of its payload type; its schema is validated. */
@@ -385,6 +364,8 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     if (!isData(data)) {
       throw new BabelQueueError(`publish data must be a plain object (use {} for no data), got ${describe(data)}`);
     }
+    const refused = urnProblem(urn) ?? lossyDataProblem(data);
+    if (refused) throw new BabelQueueError(`publish refused, nothing sent: ${refused}`);
     if (options === null || typeof options !== 'object') throw new BabelQueueError('publish options must be an object');
     const topic = options.topic === undefined ? this.defaultTopic : checkTopic(options.topic, 'options.topic');
     if (topic === undefined) {

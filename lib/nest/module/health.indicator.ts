@@ -6,6 +6,7 @@ import { BABEL_QUEUE_CLIENT_HANDLE, type ClientHandle } from './module-tokens.js
 import type { RefusedProducerState } from '../server/refused-producer.js';
 import { callIfPresent } from './stubbed-provider.js';
 import { BabelQueuePublisherStart } from '../client/publisher-start.js';
+import type { OutboxRelay, OutboxRelayState } from '../../outbox/relay.js';
 
 /** What check() reports. */
 export interface BabelQueueHealthDetails {
@@ -42,6 +43,11 @@ export interface BabelQueueHealthDetails {
       refused: RefusedProducerState[];
     }>;
   };
+  /**
+   * The outbox relay (absent without one): its counters and the outage under way. A broker or database it cannot
+   * reach is a problem; parked rows are not (restarting cannot help them: list and re-queue them).
+   */
+  outbox?: OutboxRelayState;
   /** Why the check is down, one line per problem (empty when healthy). */
   problems: string[];
 }
@@ -72,6 +78,7 @@ export class BabelQueueHealthIndicator implements OnApplicationShutdown {
     @Optional()
     @Inject(BabelQueuePublisherStart)
     private readonly publisherStart: BabelQueuePublisherStart | null = null,
+    @Optional() private readonly outboxRelay: OutboxRelay | null = null,
   ) {
     // A test may stand in a plain object for the server (overrideProvider): it then reports no status.
     this.subscription = (server as Partial<BabelPulsarServer>).status?.subscribe((status) => {
@@ -102,8 +109,15 @@ export class BabelQueueHealthIndicator implements OnApplicationShutdown {
       }
     }
 
+    const outbox = callIfPresent<OutboxRelayState | null>(this.outboxRelay, 'describe', null);
+    if (outbox?.brokerFailingSince != null)
+      problems.push(`the outbox relay cannot publish since ${new Date(outbox.brokerFailingSince).toISOString()}`);
+    if (outbox?.databaseFailingSince != null)
+      problems.push(`the outbox relay's passes fail since ${new Date(outbox.databaseFailingSince).toISOString()}`);
+
     return {
       healthy: problems.length === 0,
+      ...(outbox && { outbox }),
       client: { kind: this.handle.kind, connected: clientConnected },
       producers: {
         total: producers.length,

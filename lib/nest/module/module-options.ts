@@ -4,7 +4,11 @@ import { BabelQueueError } from '../../envelope/index.js';
 import { clientKindFor, type PulsarAuthOptions, type PulsarClientKind } from '../../pulsar/client-factory.js';
 import type { PulsarClientLike } from '../../pulsar/client-types.js';
 import { resolveTelemetry, type ResolvedTelemetry, type TelemetryOption } from '../../otel/telemetry-options.js';
-import type { OutboxRelayOptions } from '../../outbox/relay.js';
+import {
+  OUTBOX_RELAY_TUNING_KEYS,
+  outboxRelayOptionTable,
+  type OutboxRelayTuning,
+} from '../../outbox/relay-options.js';
 import type { FieldCipher } from '../../schema/gdpr.js';
 import type { OutboxPool } from '../../outbox/relay-store.js';
 import { checkOutboxTable, DEFAULT_OUTBOX_TABLE } from '../../outbox/table.js';
@@ -59,10 +63,10 @@ export interface BabelQueueOutboxOptions {
   pool: OutboxPool;
   /** The outbox table; default `babelqueue_outbox`. */
   table?: string;
-  /** Create the table (outboxMigrationSql) at start-up when it does not exist; default false. */
+  /** Create the table, or upgrade it, at start-up (outboxMigrationSql, idempotent); default false. */
   migrate?: boolean;
-  /** The relay: on by default; `false` turns it off, an object tunes it. */
-  relay?: boolean | Pick<OutboxRelayOptions, 'batchSize' | 'pollIntervalMs' | 'publishTimeoutMs'>;
+  /** The relay: on by default; `false` turns it off, an object tunes it (docs/configuration.md, the outbox relay). */
+  relay?: boolean | OutboxRelayTuning;
 }
 
 export type ResolvedHooks =
@@ -75,7 +79,7 @@ export interface ResolvedOutbox {
   pool?: OutboxPool;
   migrate: boolean;
   /** The relay's settings, or null when no relay runs here. */
-  relay: Pick<OutboxRelayOptions, 'batchSize' | 'pollIntervalMs' | 'publishTimeoutMs'> | null;
+  relay: OutboxRelayTuning | null;
 }
 
 const DEFAULT_NOT_STARTED_AFTER_MS = 5000;
@@ -202,7 +206,8 @@ export const moduleOptionTable = {
   /**
    * The transactional outbox (docs/outbox.md): `{ pool, table?, migrate?, relay? }`, `pool` a `pg` Pool on the
    * database of the outbox table. The module runs an OutboxRelay that publishes the committed rows (`relay: false`
-   * on instances that only write); BabelOutbox (the writer) is provided either way.
+   * on instances that only write; `relay: { batchSize, parkAfterAttempts, … }` tunes it, docs/outbox.md#relaying-outboxrelay);
+   * BabelOutbox (the writer) is provided either way.
    * @defaultValue none
    */
   outbox: option<BabelQueueOutboxOptions, ResolvedOutbox>((value, name, raise) => resolveOutbox(value, name, raise)),
@@ -406,9 +411,11 @@ function resolveOutbox(outbox: unknown, name: string, raise: RaiseOptionError): 
     return raise(`${name}.migrate must be true or false, got ${describeValue(options.migrate)}`, 'type');
   const relay = options.relay ?? true;
   if (typeof relay !== 'boolean' && !isPlainObject(relay))
-    return raise(`${name}.relay must be true, false or { batchSize, pollIntervalMs, publishTimeoutMs }`, 'type');
-  if (isPlainObject(relay))
-    checkKnownKeys(relay, ['batchSize', 'pollIntervalMs', 'publishTimeoutMs'], `${name}.relay`, raise);
+    return raise(`${name}.relay must be true, false or { ${OUTBOX_RELAY_TUNING_KEYS.join(', ')} }`, 'type');
+  if (isPlainObject(relay)) {
+    checkKnownKeys(relay, OUTBOX_RELAY_TUNING_KEYS, `${name}.relay`, raise);
+    resolveOptions(outboxRelayOptionTable, relay, `${name}.relay`, raise); // checked now, with the module's error
+  }
   return {
     table,
     pool: options.pool,

@@ -263,13 +263,14 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
     },
     {
       provide: t.health,
-      inject: [BABEL_QUEUE_CLIENT_HANDLE, t.pool, t.server, BabelQueuePublisherStart],
+      inject: [BABEL_QUEUE_CLIENT_HANDLE, t.pool, t.server, BabelQueuePublisherStart, t.outboxRelay],
       useFactory: (
         handle: ClientHandle,
         pool: BabelProducerPool,
         server: BabelPulsarServer,
         publisherStart: BabelQueuePublisherStart,
-      ) => new BabelQueueHealthIndicator(handle, pool, server, publisherStart),
+        outboxRelay: OutboxRelay | null,
+      ) => new BabelQueueHealthIndicator(handle, pool, server, publisherStart, outboxRelay),
     },
     {
       provide: t.outbox,
@@ -283,9 +284,15 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
     {
       provide: t.outboxRelay,
       inject: [BABEL_QUEUE_RESOLVED_OPTIONS, t.pool],
-      useFactory: ({ outbox }: ResolvedModuleOptions, producers: BabelProducerPool): OutboxRelay | null =>
+      useFactory: ({ outbox, telemetry }: ResolvedModuleOptions, producers: BabelProducerPool): OutboxRelay | null =>
         outbox.pool && outbox.relay
-          ? new OutboxRelay({ pool: outbox.pool, producers, table: outbox.table, ...outbox.relay })
+          ? new OutboxRelay({
+              pool: outbox.pool,
+              producers,
+              table: outbox.table,
+              ...(telemetry !== undefined && { metrics: telemetry.metrics }),
+              ...outbox.relay,
+            })
           : null,
     },
     {

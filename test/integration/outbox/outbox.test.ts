@@ -85,7 +85,7 @@ test('commit: the relay publishes the stored body byte for byte, once, with bq-*
   const messageId = await placeOrder(outbox, tables.orders, 1, 'COMMIT');
 
   const relay = relayOn(tables.outbox);
-  expect(await relay.drain()).toEqual({ published: 1, failed: 0 });
+  expect(await relay.drain()).toEqual({ published: 1, failed: 0, parked: 0 });
   const [message] = await receiveN(consumer, 1);
   const [row] = await storedRows(pool, tables.outbox);
   expect(message!.getData().equals(row!.body)).toBe(true);
@@ -99,7 +99,7 @@ test('commit: the relay publishes the stored body byte for byte, once, with bq-*
     [BQ.attempts]: '0',
   });
   expect(row!.published_at).toBeInstanceOf(Date);
-  expect(await relay.drain()).toEqual({ published: 0, failed: 0 });
+  expect(await relay.drain()).toEqual({ published: 0, failed: 0, parked: 0 });
   await expectNothing(consumer, 1000);
 });
 
@@ -111,7 +111,7 @@ test('rollback: nothing is stored and nothing is published', async () => {
   await placeOrder(outbox, tables.orders, 1, 'ROLLBACK');
 
   expect(await storedRows(pool, tables.outbox)).toEqual([]);
-  expect(await relayOn(tables.outbox).drain()).toEqual({ published: 0, failed: 0 });
+  expect(await relayOn(tables.outbox).drain()).toEqual({ published: 0, failed: 0, parked: 0 });
   await expectNothing(consumer, 1000);
 });
 
@@ -143,7 +143,7 @@ test('TypeORM: write() inside dataSource.transaction(); commit publishes, a thro
     table: tables.outbox,
     logger: quiet,
   });
-  expect(await relay.drain()).toEqual({ published: 1, failed: 0 });
+  expect(await relay.drain()).toEqual({ published: 1, failed: 0, parked: 0 });
   const [message] = await receiveN(consumer, 1);
   expect(idOf(message!)).toBe(committed);
   await expectNothing(consumer, 1000);
@@ -166,7 +166,7 @@ test('broker down: rows wait (attempts + 1, the error kept), then go once a brok
     await deadClient.close();
   });
   const downRelay = relayOn(tables.outbox, deadProducers, { publishTimeoutMs: 3000 });
-  expect(await downRelay.drain()).toEqual({ published: 0, failed: 2 });
+  expect(await downRelay.drain()).toEqual({ published: 0, failed: 2, parked: 0 });
   const waiting = await storedRows(pool, tables.outbox);
   expect(waiting.map((row) => [row.attempts, row.published_at])).toEqual([
     [1, null],
@@ -224,7 +224,7 @@ test('relay killed mid-batch: nothing is lost; what it had published comes again
   expect((await storedRows(pool, tables.outbox)).filter((row) => row.published_at !== null)).toEqual([]);
 
   const survivor = relayOn(tables.outbox);
-  expect(await survivor.drain()).toEqual({ published: 20, failed: 0 });
+  expect(await survivor.drain()).toEqual({ published: 20, failed: 0, parked: 0 });
   const messages = await receiveN(consumer, 30);
   expect(new Set(messages.map(idOf))).toEqual(new Set(ids));
   expect(messages.slice(0, 10).map(idOf)).toEqual(ids.slice(0, 10));
@@ -299,7 +299,7 @@ test('through a typed contract: invalid data writes nothing; marked fields are s
   }
   const [row] = await storedRows(pool, tables.outbox);
   expect(row!.body.toString('utf8')).not.toContain('a@b.c');
-  expect(await relayOn(tables.outbox).drain()).toEqual({ published: 1, failed: 0 });
+  expect(await relayOn(tables.outbox).drain()).toEqual({ published: 1, failed: 0, parked: 0 });
   const [message] = await receiveN(consumer, 1);
   expect(message!.getData().equals(row!.body)).toBe(true);
   const data = (JSON.parse(message!.getData().toString('utf8')) as { data: { email: string } }).data;

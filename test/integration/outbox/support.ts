@@ -57,3 +57,50 @@ export function clientOnDeadPort(port: number): PulsarClientLike {
   }
   return new PulsarWebSocketClient({ serviceUrl: `http://127.0.0.1:${port}`, operationTimeoutMs: 2000 });
 }
+
+/** Inserts a row as another program might: any body, any topic (BabelOutbox.write would refuse most of these). */
+export async function insertRawRow(
+  pool: pg.Pool,
+  table: string,
+  row: { topic: string; body: Buffer | string; messageId?: string },
+): Promise<string> {
+  const messageId = row.messageId ?? randomUUID();
+  await pool.query(`INSERT INTO ${table} (message_id, topic, body) VALUES ($1, $2, $3)`, [
+    messageId,
+    row.topic,
+    Buffer.isBuffer(row.body) ? row.body : Buffer.from(row.body, 'utf8'),
+  ]);
+  return messageId;
+}
+
+export interface ParkingRow {
+  message_id: string;
+  attempts: number;
+  last_error: string | null;
+  published_at: Date | null;
+  parked_at: Date | null;
+}
+
+export async function parkingRows(pool: pg.Pool, table: string): Promise<ParkingRow[]> {
+  return (
+    await pool.query<ParkingRow>(
+      `SELECT message_id, attempts, last_error, published_at, parked_at FROM ${table} ORDER BY seq`,
+    )
+  ).rows;
+}
+
+/** A logger that keeps every line with its level, for tests that count what is logged. */
+export function recordingLogger(): {
+  lines: Array<{ level: 'log' | 'warn' | 'error' | 'debug'; message: string }>;
+  logger: Record<'log' | 'warn' | 'error' | 'debug', (message: string) => void>;
+  loud(): string[];
+} {
+  const lines: Array<{ level: 'log' | 'warn' | 'error' | 'debug'; message: string }> = [];
+  const at = (level: 'log' | 'warn' | 'error' | 'debug') => (message: string) => void lines.push({ level, message });
+  return {
+    lines,
+    logger: { log: at('log'), warn: at('warn'), error: at('error'), debug: at('debug') },
+    /** The lines at info level and above. */
+    loud: () => lines.filter((line) => line.level !== 'debug').map((line) => `${line.level} ${line.message}`),
+  };
+}
