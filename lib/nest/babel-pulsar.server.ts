@@ -46,6 +46,7 @@ import { topicListerOf } from '../pulsar/topic-lister.js';
 import type { BabelBatchContext } from './babel-batch.context.js';
 import { delayedRetryRefusal, RequestedSettlement, type SettleRequests } from '../consumer/settle-request.js';
 import { composeRetriable } from './retriable-rule.js';
+import { duplicateSkippedLine } from '../idempotency/run-once.js';
 import { pauseKey, selectSubscriptions, type SubscriptionTarget } from './pause-control.js';
 
 /**
@@ -601,7 +602,7 @@ export class BabelPulsarServer
     const work = async (): Promise<void> => {
       if (!idempotency) return run();
       if ((await runOnce(idempotency.store, envelope.meta?.id, run)) === 'duplicate')
-        this.logger.log(`skipped ${urn} ${envelope.meta.id}: already handled (idempotency)`);
+        this.consumerLogger().log(duplicateSkippedLine(urn, envelope.meta.id));
     };
     // The span helpers use the process-wide API once any component loaded it, so "off" must bypass them here.
     const api = this.settings.telemetry.tracing ? openTelemetry() : null;

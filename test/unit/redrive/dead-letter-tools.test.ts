@@ -18,6 +18,7 @@ const view = (over: Partial<DeadLetterView> = {}): DeadLetterView => ({
   error: 'boom',
   exception: 'Error',
   originalQueue: 'orders',
+  consumedTopic: null,
   failedAt: 0,
   ageMs: 3_600_000,
   body: '{"job":"urn:babel:orders:created","data":{"n":12345678901234567890}}',
