@@ -13,6 +13,7 @@ import { parseRequest, type CliRequest } from './arguments.js';
 import { progressLine, recordDetail, recordLine, statsLines, summaryLine } from './format.js';
 import { GENERAL_USAGE, usage, VERBS, type Verb } from './usage.js';
 import { errorText } from '../error-text.js';
+import { escapeControls, terminalJson, withoutUserInfo } from '../text/untrusted-text.js';
 
 export interface CliOutput {
   out(line: string): void;
@@ -21,6 +22,12 @@ export interface CliOutput {
 
 /** The process exit codes, documented in docs/dead-letters.md. */
 export const EXIT = { ok: 0, writeFailed: 1, usage: 2, unreachable: 3, missingTopic: 4 } as const;
+
+/**
+ * What the CLI writes about a failure: no URL's user info (a service or admin URL given as
+ * `http://user:secret@host` would print its credentials) and no raw control character (an error may quote a record).
+ */
+const failureText = (text: string): string => escapeControls(withoutUserInfo(text));
 
 const consoleOutput: CliOutput = {
   out: (line) => process.stdout.write(`${line}\n`),
@@ -39,7 +46,7 @@ export async function runCli(
     return command === undefined ? EXIT.usage : EXIT.ok;
   }
   if (!(VERBS as readonly string[]).includes(command)) {
-    output.err(`unknown command ${JSON.stringify(command)}\n\n${GENERAL_USAGE}`);
+    output.err(`unknown command ${failureText(JSON.stringify(command))}\n\n${GENERAL_USAGE}`);
     return EXIT.usage;
   }
   const verb = command as Verb;
@@ -47,7 +54,7 @@ export async function runCli(
   try {
     request = parseRequest(verb, rest, env);
   } catch (error) {
-    output.err(`babelqueue-pulsar ${verb}: ${errorText(error)}`);
+    output.err(`babelqueue-pulsar ${verb}: ${failureText(errorText(error))}`);
     output.err(`\n${usage(verb)}`);
     return EXIT.usage;
   }
@@ -78,18 +85,18 @@ export async function runCli(
 function reportFailure(error: unknown, request: CliRequest, output: CliOutput): number {
   const prefix = `babelqueue-pulsar ${request.verb}:`;
   if (error instanceof DeadLetterUsageError) {
-    output.err(`${prefix} ${error.message}`);
+    output.err(failureText(`${prefix} ${error.message}`));
     return EXIT.usage;
   }
   if (error instanceof DeadLetterTopicMissingError) {
-    output.err(`${prefix} ${error.message}`);
+    output.err(failureText(`${prefix} ${error.message}`));
     return EXIT.missingTopic;
   }
   if (error instanceof BrokerUnreachableError || isUnreachable(error)) {
-    output.err(`${prefix} cannot reach the broker at ${request.serviceUrl}: ${errorText(error)}`);
+    output.err(failureText(`${prefix} cannot reach the broker at ${request.serviceUrl}: ${errorText(error)}`));
     return EXIT.unreachable;
   }
-  output.err(`${prefix} ${errorText(error)}`);
+  output.err(failureText(`${prefix} ${errorText(error)}`));
   return EXIT.writeFailed;
 }
 
@@ -103,7 +110,7 @@ function browseOptions(request: CliRequest): BrowseOptions {
 }
 
 async function perform(client: PulsarClientLike, request: CliRequest, output: CliOutput): Promise<number> {
-  const json = (value: unknown) => output.out(JSON.stringify(value, null, 2));
+  const json = (value: unknown) => output.out(terminalJson(value, 2));
   switch (request.verb) {
     case 'list': {
       const listing = await listDeadLetters(client, browseOptions(request));
@@ -150,6 +157,7 @@ async function perform(client: PulsarClientLike, request: CliRequest, output: Cl
       const result = await redrive(client, {
         ...browseOptions(request),
         ...(request.to !== undefined && { to: request.to }),
+        ...(request.allowTargets !== undefined && { allowedTargets: request.allowTargets }),
         ...(request.dryRun && { dryRun: true }),
         ...(request.bypass && { bypass: true }),
         onItem: (item) => {
