@@ -78,7 +78,10 @@ test('the idempotency "skipped" line goes to the logger option, quoted; a failur
     await (await harness.publishRaw(body, pulsarProperties(envelope))).outcome();
     const skipped = option.lines.filter(([, line]) => line.includes('already handled'));
     expect(skipped).toEqual([
-      ['log', `skipped urn="${URN}" id="m-1x\\n[Nest] 1  - 12/01/2026, 9:00:00 PM   ERROR [Auth] admin logged in\\x1b[31m\\x9b": already handled (idempotency)`],
+      [
+        'log',
+        `skipped urn="${URN}" id="m-1x\\n[Nest] 1  - 12/01/2026, 9:00:00 PM   ERROR [Auth] admin logged in\\x1b[31m\\x9b": already handled (idempotency)`,
+      ],
     ]);
     expect(nest.lines.filter(([, line]) => line.includes('already handled'))).toEqual([]);
 

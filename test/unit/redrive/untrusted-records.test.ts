@@ -29,10 +29,14 @@ function message(data: string, properties: Record<string, string>, publishedAt =
 }
 
 function hostileRecord(failedAt: unknown = 1_700_000_000_000): PulsarMessage {
-  const envelope = EnvelopeCodec.make('urn:babel:orders:created' + ESCAPES, { note: 'x' + ESCAPES }, {
-    queue: 'orders',
-    id: 'm-1\n[Nest] 1  - ERROR [Auth] forged' + ESCAPES,
-  });
+  const envelope = EnvelopeCodec.make(
+    'urn:babel:orders:created' + ESCAPES,
+    { note: 'x' + ESCAPES },
+    {
+      queue: 'orders',
+      id: 'm-1\n[Nest] 1  - ERROR [Auth] forged' + ESCAPES,
+    },
+  );
   const body = {
     ...envelope,
     dead_letter: {
@@ -62,7 +66,9 @@ test('list, peek and redrive progress print every record value quoted, with no r
   // Only the layout breaks lines: the forged id stays on its own line.
   expect(detail.split('\n').some((l) => l.startsWith('[Nest]'))).toBe(false);
 
-  const poison = decodeDeadLetter(message(`not json ${ESCAPES}\nERROR forged`, { 'bq-dead-letter-reason': 'poison' })).view;
+  const poison = decodeDeadLetter(
+    message(`not json ${ESCAPES}\nERROR forged`, { 'bq-dead-letter-reason': 'poison' }),
+  ).view;
   const poisonDetail = recordDetail(poison);
   expect(poisonDetail).not.toMatch(RAW_CONTROL);
   expect(poisonDetail.split('\n').some((l) => l.startsWith('ERROR forged'))).toBe(false);
@@ -84,9 +90,11 @@ test('list, peek and redrive progress print every record value quoted, with no r
 });
 
 test('stats count a reason or URN named constructor or __proto__ like any other, and print them quoted', () => {
-  const views = ['constructor', '__proto__', 'constructor', 'toString' + ESCAPES].map(
-    (reason) => ({ ...decodeDeadLetter(hostileRecord()).view, reason, urn: reason }),
-  );
+  const views = ['constructor', '__proto__', 'constructor', 'toString' + ESCAPES].map((reason) => ({
+    ...decodeDeadLetter(hostileRecord()).view,
+    reason,
+    urn: reason,
+  }));
   const stats = statsOf({ topic: 'persistent://public/default/orders.dlq', read: 4, records: views });
   expect(stats.byReason['constructor']).toBe(2);
   expect(stats.byReason['__proto__']).toBe(1);
