@@ -26,13 +26,6 @@ import { requireJson, securityHeaders } from './security-headers.js';
 import { DashboardService, type DashboardQuery } from './dashboard.service.js';
 
 const DASHBOARD_SERVICE = Symbol('BabelQueueDashboardService');
-const DASHBOARD_ROUTES = Symbol('BabelQueueDashboardRoutes');
-
-interface DashboardRoutes {
-  controller: Type;
-  headers: Readonly<Record<string, string>>;
-}
-
 interface HeaderTarget {
   setHeader(name: string, value: string): unknown;
 }
@@ -98,22 +91,18 @@ const JSON_ONLY = 'redrive and purge take a JSON body (content-type: application
  * Opt-in, and it refuses to start without a guard unless told the app is private.
  */
 @Module({})
-export class BabelQueueDashboardModule implements NestModule {
-  constructor(@Inject(DASHBOARD_ROUTES) private readonly routes: DashboardRoutes) {}
-
+export class BabelQueueDashboardModule {
   static forRoot(options: BabelQueueDashboardOptions): DynamicModule {
     checkDashboardOptions(options);
     const path = (options.path ?? 'babelqueue').replace(/^\/+|\/+$/g, '');
     const guard = options.guard ?? new OpenToOperators();
     const controller = dashboardController(path, guard, options);
-    const routes: DashboardRoutes = { controller, headers: securityHeaders(options.frameAncestors) };
     return {
       module: BabelQueueDashboardModule,
       // The guard class is built in this module: `imports` brings what it injects (an auth module, say).
-      imports: [...(options.imports ?? [])],
+      imports: [...(options.imports ?? []), headersModule(controller, securityHeaders(options.frameAncestors))],
       controllers: [controller],
       providers: [
-        { provide: DASHBOARD_ROUTES, useValue: routes },
         {
           provide: DASHBOARD_SERVICE,
           inject: [ModuleRef],
@@ -121,10 +110,6 @@ export class BabelQueueDashboardModule implements NestModule {
         },
       ],
     };
-  }
-
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(applySecurityHeaders(this.routes.headers)).forRoutes(this.routes.controller);
   }
 }
 
@@ -137,6 +122,17 @@ function applySecurityHeaders(headers: Readonly<Record<string, string>>) {
     for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
     next();
   };
+}
+
+/** A module of its own that puts the headers on the controller's routes. */
+function headersModule(controller: Type, headers: Readonly<Record<string, string>>): Type {
+  @Module({})
+  class BabelQueueDashboardHeaders implements NestModule {
+    configure(consumer: MiddlewareConsumer): void {
+      consumer.apply(applySecurityHeaders(headers)).forRoutes(controller);
+    }
+  }
+  return BabelQueueDashboardHeaders;
 }
 
 function clientOf(options: BabelQueueDashboardOptions, moduleRef: ModuleRef): PulsarClientLike {

@@ -66,9 +66,7 @@ export function decodeDeadLetter(message: PulsarMessage, now: number = Date.now(
   const envelope = invalid === null ? (decoded.envelope as Envelope) : null;
   const block = envelope?.dead_letter;
   const failedAt =
-    timeOrNull(block?.failed_at) ??
-    timeOrNull(properties['bq-dead-letter-failed-at']) ??
-    message.getPublishTimestamp();
+    timeOrNull(block?.failed_at) ?? timeOrNull(properties['bq-dead-letter-failed-at']) ?? message.getPublishTimestamp();
   const view: DeadLetterView = {
     messageId: messageIdText(message.getMessageId()),
     id: typeof envelope?.meta.id === 'string' ? envelope.meta.id : '',

@@ -166,8 +166,7 @@ async function handleRecord(
   if (targets.to !== null) to = targets.to;
   else {
     const queue = namedQueueOf(view, envelope);
-    if (queue === '')
-      return { ...item, detail: 'names no queue: neither dead_letter.original_queue nor meta.queue' };
+    if (queue === '') return { ...item, detail: 'names no queue: neither dead_letter.original_queue nor meta.queue' };
     try {
       // Checked by one rule on both clients: the native one would create a topic with a malformed name.
       to = deadLetterTopicName(resolveTarget(queue, dlq));

@@ -7,7 +7,9 @@
  * separators (U+2028, U+2029, line breaks to some log viewers) and the bidirectional overrides (U+202A–U+202E,
  * U+2066–U+2069), which make a value read differently from what it is.
  */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu;
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
 const CONTROLS_BUT_LINE_FEED = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu;
 
 const BEYOND_C0 = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu;

@@ -15,6 +15,7 @@ import { failureLine } from '../../../lib/consumer/diagnostics.js';
 import { BabelQueueTestHarness, InMemoryPulsar } from '../../../lib/testing/index.js';
 import { pulsarProperties } from '../../../lib/pulsar/binding.js';
 
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
 const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/u;
 const FORGED = 'x\n[Nest] 1  - 12/01/2026, 9:00:00 PM   ERROR [Auth] admin logged in\u001b[31m\u009b';
 

@@ -12,6 +12,7 @@ import { redriveTargets, refusalOf, topicOfDeadLetterTopic } from '../../../lib/
 import { deadLetterTopicName } from '../../../lib/redrive/topic-name.js';
 
 /** Any C0 (but the layout's line feed), DEL or C1 character. */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
 const RAW_CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/u;
 const ESCAPES = '\u001b[31m\u001b]0;pwned\u0007\u001b[2J\u001b[H\u009b';
 
