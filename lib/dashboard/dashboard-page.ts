@@ -96,7 +96,7 @@ function openRecord(r) {
   // The body as stored: a JSON reparse would round integers beyond 2^53.
   const body = r.body;
   $('detail-body').innerHTML = '<table>' + [['Message id', r.messageId], ['meta.id', r.id], ['URN', r.urn], ['Reason', r.reason],
-    ['Attempts', r.attempts], ['Error', r.error], ['Exception', r.exception], ['Original queue', r.originalQueue],
+    ['Attempts', r.attempts], ['Error', r.error], ['Exception', r.exception], ['Consumed from', r.consumedTopic], ['Original queue', r.originalQueue],
     ['Failed at', new Date(r.failedAt).toISOString() + ' (' + age(r.ageMs) + ' ago)'], ['Not an envelope', r.invalid]]
     .filter(([, v]) => v !== null && v !== '').map(([k, v]) => '<tr><th>' + k + '</th><td id="detail-' + k.replace(/\\W/g, '').toLowerCase() + '">' + esc(v) + '</td></tr>').join('') +
     '</table><h2>Body, exactly as stored</h2><pre id="detail-envelope">' + esc(body) + '</pre>' +

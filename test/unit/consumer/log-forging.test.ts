@@ -61,7 +61,7 @@ test('the idempotency "skipped" line goes to the logger option, quoted; a failur
       BabelQueueModule.forRoot({
         client: pulsar,
         topic: 'orders',
-        logger: option.logger as never,
+        logger: option.logger,
         idempotency: { store: new InMemoryIdempotencyStore() },
         consumer: { logStackTraces: true },
       }),
