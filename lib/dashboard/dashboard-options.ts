@@ -1,6 +1,8 @@
 import type { CanActivate, ModuleMetadata, Type } from '@nestjs/common';
 import { BabelQueueError } from '../envelope/index.js';
 import type { PulsarClientLike } from '../pulsar/client-types.js';
+import { deadLetterTopicName } from '../redrive/topic-name.js';
+import { errorText } from '../error-text.js';
 
 export interface BabelQueueDashboardOptions {
   /** The dead-letter topics the page shows, e.g. `['orders.dlq']`; only these can be read or changed. */
@@ -72,6 +74,13 @@ export function checkDashboardOptions(options: BabelQueueDashboardOptions): void
       !options.redriveTargets.every((name) => typeof name === 'string' && name.trim() !== ''))
   )
     throw new BabelQueueError('BabelQueueDashboardModule redriveTargets must be topic names');
+  for (const name of options.redriveTargets ?? []) {
+    try {
+      deadLetterTopicName(name);
+    } catch (error) {
+      throw new BabelQueueError(`BabelQueueDashboardModule redriveTargets: ${errorText(error)}`);
+    }
+  }
   if (options.path !== undefined && !/^[A-Za-z0-9/_-]*$/.test(options.path))
     throw new BabelQueueError(`BabelQueueDashboardModule path ${JSON.stringify(options.path)} is not a URL path`);
 }

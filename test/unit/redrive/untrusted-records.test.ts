@@ -2,6 +2,8 @@
 // it must not be the record's to decide. Pure parts (the broker paths are in test/integration/redrive).
 import { recordDetail, recordLine, progressLine, statsLines } from '../../../lib/cli/format.js';
 import { runCli } from '../../../lib/cli/run-cli.js';
+import { checkDashboardOptions } from '../../../lib/dashboard/dashboard-options.js';
+import { requireJson, securityHeaders } from '../../../lib/dashboard/security-headers.js';
 import { EnvelopeCodec } from '../../../lib/envelope/index.js';
 import type { PulsarMessage, PulsarMessageId } from '../../../lib/pulsar/client-types.js';
 import { parseTopic } from '../../../lib/pulsar/websocket/topic.js';
@@ -178,4 +180,25 @@ test('the CLI prints the service and admin URLs without their user info when unr
     2,
   );
   expect(lines.join('\n')).not.toContain('s3cret');
+});
+
+test('dashboard options: frameAncestors cannot inject a directive; bounds and targets are checked at start-up', () => {
+  const base = { topics: ['orders.dlq'], private: true };
+  expect(() => checkDashboardOptions({ ...base, frameAncestors: "'self'; script-src *" })).toThrow(/frameAncestors/);
+  expect(() => checkDashboardOptions({ ...base, frameAncestors: "'self' https://portal.example" })).not.toThrow();
+  expect(() => checkDashboardOptions({ ...base, maxRead: 0 })).toThrow(/maxRead must be a whole number/);
+  expect(() => checkDashboardOptions({ ...base, pageSize: 1.5 })).toThrow(/pageSize/);
+  expect(() => checkDashboardOptions({ ...base, redriveTargets: ['persistent://../../clusters'] })).toThrow(
+    /redriveTargets/,
+  );
+  expect(securityHeaders(undefined)).toMatchObject({
+    'x-frame-options': 'DENY',
+    'x-content-type-options': 'nosniff',
+    'cache-control': 'no-store',
+  });
+  expect(securityHeaders("'self'")['x-frame-options']).toBeUndefined();
+  expect(securityHeaders("'self'")['content-security-policy']).toContain("frame-ancestors 'self'");
+  expect(requireJson('application/json; charset=utf-8')).toBe(true);
+  for (const type of [undefined, 'text/plain', 'application/x-www-form-urlencoded', 'application/jsonp'])
+    expect(requireJson(type)).toBe(false);
 });
