@@ -25,7 +25,7 @@ const CLOCK_SKEW_MS = 5000;
 /**
  * Moves dead-letter records back to their queue (docs/dead-letters.md). Each record is acknowledged on the DLQ only
  * after what replaces it was written: its reset copy on the target, or — for a record that is not redriven
- * (unparseable, not selected, naming no queue) — the same bytes and properties re-published at the end of the
+ * (unparseable, not selected, naming no queue, refused) — the same bytes and properties re-published at the end of the
  * DLQ ("restored"). So a run with `max` always moves on: what one run leaves is behind the records it has not
  * read yet, never at the head for the next run. A run ends when it reaches the first record it restored itself.
  * A dry run writes and acknowledges nothing, so it shows exactly what a real run with the same `max` would do.
