@@ -3,6 +3,7 @@ import { DeadLetterUsageError } from '../redrive/errors.js';
 import { checkSelection, parseDuration, type DeadLetterSelection } from '../redrive/selection.js';
 import { deadLetterTopicName } from '../redrive/topic-name.js';
 import type { Verb } from './usage.js';
+import { quoted, withoutUserInfo } from '../text/untrusted-text.js';
 
 /** What a verb was asked to do, checked before anything connects. */
 export interface CliRequest {
@@ -23,6 +24,7 @@ export interface CliRequest {
   yes: boolean;
   /** redrive */
   to?: string;
+  allowTargets?: string[];
   dryRun: boolean;
   bypass: boolean;
 }
@@ -50,7 +52,12 @@ const PER_VERB = {
   stats: {},
   peek: { limit: { type: 'string' } },
   purge: { yes: { type: 'boolean' }, 'dry-run': { type: 'boolean' } },
-  redrive: { to: { type: 'string' }, 'dry-run': { type: 'boolean' }, bypass: { type: 'boolean' } },
+  redrive: {
+    to: { type: 'string' },
+    'allow-target': { type: 'string', multiple: true },
+    'dry-run': { type: 'boolean' },
+    bypass: { type: 'boolean' },
+  },
 } as const;
 
 function positiveWhole(name: string, text: string): number {
@@ -119,10 +126,19 @@ export function parseRequest(verb: Verb, args: readonly string[], env: NodeJS.Pr
     deadLetterTopicName(to);
     request.to = to;
   }
+  const allowTargets = (values as Record<string, string[] | undefined>)['allow-target'];
+  if (allowTargets !== undefined) {
+    request.allowTargets = allowTargets.map((name) => {
+      const topic = notBlank('allow-target', name) ?? '';
+      deadLetterTopicName(topic);
+      return topic;
+    });
+  }
   if (verb === 'purge' && request.yes && request.dryRun)
     throw new DeadLetterUsageError('--yes and --dry-run contradict each other');
   for (const url of [request.serviceUrl, request.adminUrl]) {
-    if (url !== undefined && !URL.canParse(url)) throw new DeadLetterUsageError(`${JSON.stringify(url)} is not a URL`);
+    if (url !== undefined && !URL.canParse(url))
+      throw new DeadLetterUsageError(`${quoted(withoutUserInfo(url))} is not a URL`);
   }
   return request;
 }

@@ -4,13 +4,14 @@
 // (outbox parked, outbox requeue).
 import { EXIT, runCli } from './run-cli.js';
 import { errorText } from '../envelope/error-text.js';
+import { escapeControls, withoutUserInfo } from '../text/untrusted-text.js';
 
 runCli(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(`babelqueue-pulsar: ${errorText(error)}\n`);
+    process.stderr.write(`babelqueue-pulsar: ${escapeControls(withoutUserInfo(errorText(error)))}\n`);
     process.exitCode = EXIT.writeFailed;
   },
 );

@@ -14,6 +14,7 @@ import { progressLine, recordDetail, recordLine, statsLines, summaryLine } from 
 import { runOutboxCli } from './outbox-cli.js';
 import { GENERAL_USAGE, usage, VERBS, type Verb } from './usage.js';
 import { errorText } from '../envelope/error-text.js';
+import { escapeControls, terminalJson, withoutUserInfo } from '../text/untrusted-text.js';
 
 export interface CliOutput {
   out(line: string): void;
@@ -22,6 +23,12 @@ export interface CliOutput {
 
 /** The process exit codes, documented in docs/dead-letters.md. */
 export const EXIT = { ok: 0, writeFailed: 1, usage: 2, unreachable: 3, missingTopic: 4 } as const;
+
+/**
+ * What the CLI writes about a failure: no URL's user info (a service or admin URL given as
+ * `http://user:secret@host` would print its credentials) and no raw control character (an error may quote a record).
+ */
+const failureText = (text: string): string => escapeControls(withoutUserInfo(text));
 
 const consoleOutput: CliOutput = {
   out: (line) => process.stdout.write(`${line}\n`),
@@ -41,7 +48,7 @@ export async function runCli(
   }
   if (command === 'outbox') return runOutboxCli(rest, output, env);
   if (!(VERBS as readonly string[]).includes(command)) {
-    output.err(`unknown command ${JSON.stringify(command)}\n\n${GENERAL_USAGE}`);
+    output.err(`unknown command ${failureText(JSON.stringify(command))}\n\n${GENERAL_USAGE}`);
     return EXIT.usage;
   }
   const verb = command as Verb;
@@ -49,7 +56,7 @@ export async function runCli(
   try {
     request = parseRequest(verb, rest, env);
   } catch (error) {
-    output.err(`babelqueue-pulsar ${verb}: ${errorText(error)}`);
+    output.err(`babelqueue-pulsar ${verb}: ${failureText(errorText(error))}`);
     output.err(`\n${usage(verb)}`);
     return EXIT.usage;
   }
@@ -80,18 +87,18 @@ export async function runCli(
 function reportFailure(error: unknown, request: CliRequest, output: CliOutput): number {
   const prefix = `babelqueue-pulsar ${request.verb}:`;
   if (error instanceof DeadLetterUsageError) {
-    output.err(`${prefix} ${error.message}`);
+    output.err(failureText(`${prefix} ${error.message}`));
     return EXIT.usage;
   }
   if (error instanceof DeadLetterTopicMissingError) {
-    output.err(`${prefix} ${error.message}`);
+    output.err(failureText(`${prefix} ${error.message}`));
     return EXIT.missingTopic;
   }
   if (error instanceof BrokerUnreachableError || isUnreachable(error)) {
-    output.err(`${prefix} cannot reach the broker at ${request.serviceUrl}: ${errorText(error)}`);
+    output.err(failureText(`${prefix} cannot reach the broker at ${request.serviceUrl}: ${errorText(error)}`));
     return EXIT.unreachable;
   }
-  output.err(`${prefix} ${errorText(error)}`);
+  output.err(failureText(`${prefix} ${errorText(error)}`));
   return EXIT.writeFailed;
 }
 
@@ -105,7 +112,7 @@ function browseOptions(request: CliRequest): BrowseOptions {
 }
 
 async function perform(client: PulsarClientLike, request: CliRequest, output: CliOutput): Promise<number> {
-  const json = (value: unknown) => output.out(JSON.stringify(value, null, 2));
+  const json = (value: unknown) => output.out(terminalJson(value, 2));
   switch (request.verb) {
     case 'list': {
       const listing = await listDeadLetters(client, browseOptions(request));
@@ -152,6 +159,7 @@ async function perform(client: PulsarClientLike, request: CliRequest, output: Cl
       const result = await redrive(client, {
         ...browseOptions(request),
         ...(request.to !== undefined && { to: request.to }),
+        ...(request.allowTargets !== undefined && { allowedTargets: request.allowTargets }),
         ...(request.dryRun && { dryRun: true }),
         ...(request.bypass && { bypass: true }),
         onItem: (item) => {

@@ -41,7 +41,7 @@ records are acknowledged; the others are not touched.`,
   redrive: `usage: babelqueue-pulsar redrive --topic <dlq topic> [selectors] [options]
 
 Sends the selected records back to their queue, reset (attempts 0, no dead_letter block). A record that is not
-redriven (not selected, not an envelope, naming no queue) is put back at the end of the DLQ, so the next run
+redriven (not selected, not an envelope, naming no queue or a topic it may not go to) is put back at the end of the DLQ, so the next run
 with --max moves on. Each record is acknowledged only after what replaces it was written.`,
 };
 
@@ -52,7 +52,9 @@ const EXTRA: Record<Verb, string> = {
   purge:
     '\n  --yes                 remove the records (without it: a dry run)\n  --dry-run             the default; accepted for symmetry with redrive',
   redrive: `
-  --to <name>           re-publish here instead of each record's dead_letter.original_queue
+  --to <name>           re-publish every record here instead of the topic each was consumed from
+  --allow-target <name> a topic records may go back to (repeat for several); by default only <topic> for
+                        <topic>.dlq: a record naming another one is refused and put back
   --dry-run             report what would happen; publish nothing, acknowledge nothing
   --bypass              stamp bq-replay-bypass: "1" so handlers can skip side effects`,
 };

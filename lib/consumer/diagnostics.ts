@@ -1,5 +1,6 @@
 import { errorMessage, errorName } from '../envelope/index.js';
 import type { Settlement } from './decision-types.js';
+import { quoted } from '../text/untrusted-text.js';
 
 /** What became of a failed delivery, as the failure line reports it. */
 export type FailureOutcome =
@@ -100,26 +101,29 @@ function describeOutcome(outcome: FailureOutcome): string {
   }
 }
 
-/** A value safe inside key=value: quoted (JSON) when it holds spaces, quotes or `=`. */
+/** One of this library's own values inside key=value: bare when it is plain, else quoted. */
 function field(value: string): string {
-  return /^[^\s"=]+$/.test(value) ? value : JSON.stringify(value);
+  return /^[\w:.,()/@+-]+$/.test(value) ? value : quoted(value);
 }
+
+/** A value the message carries (its URN, a handler's error): always quoted, control characters escaped. */
+const fromMessage = (value: string | null): string => (value === null ? '(unreadable)' : quoted(value));
 
 /**
  * One line per failed delivery (pure), e.g.
- * `message failed: urn=urn:orders:created id=12:3:-1:0 topic=orders attempt=1/3 outcome="retry in 2s" error="TypeError: boom"`.
+ * `message failed: urn="urn:orders:created" id=12:3:-1:0 topic=orders attempt=1/3 outcome="retry in 2s" error="TypeError: boom"`.
  * Grep-able keys, the full cause last.
  */
 export function failureLine(facts: FailureFacts): string {
   const cause = `${errorName(facts.error) ?? 'Error'}: ${errorMessage(facts.error) ?? ''}`;
   return [
     'message failed:',
-    `urn=${field(facts.urn ?? '(unreadable)')}`,
+    `urn=${fromMessage(facts.urn ?? null)}`,
     `id=${field(facts.messageId)}`,
     `topic=${field(facts.topic)}`,
     `attempt=${facts.attempt}/${facts.maxAttempts}`,
     `outcome=${field(describeOutcome(facts.outcome))}`,
-    `error=${field(cause)}`,
+    `error=${quoted(cause)}`,
   ].join(' ');
 }
 
@@ -127,7 +131,7 @@ export function failureLine(facts: FailureFacts): string {
 export function deadLetterLine(facts: DeadLetterFacts): string {
   return [
     'dead-lettered:',
-    `urn=${field(facts.urn ?? '(unreadable)')}`,
+    `urn=${fromMessage(facts.urn ?? null)}`,
     `id=${field(facts.messageId)}`,
     `topic=${field(facts.topic)}`,
     `to=${field(facts.deadLetterTopic)}`,

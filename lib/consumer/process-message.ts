@@ -16,6 +16,7 @@ import { deadLetterLine, failureLevel, failureLine, failureOutcomeOf, unreachabl
 import type { RetryPolicy } from './retry-delay.js';
 import { countedAttempt, decideSettlement } from './settle.js';
 import { outcomeOfRequest, RequestedSettlement, SettleRequests } from './settle-request.js';
+import { escapeControls, indentedBlock, quoted } from '../text/untrusted-text.js';
 
 /**
  * Runs the handler for a URN; rejects when the handler fails. `requests` takes what the handler asks for
@@ -112,7 +113,7 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
   } else {
     urn = inspection.urn;
     envelope = inspection.envelope;
-    for (const warning of inspection.warnings) ctx.logger.warn(warning);
+    for (const warning of inspection.warnings) ctx.logger.warn(escapeControls(warning));
     const { mismatch } = inspection;
     if (mismatch) {
       callHookSafely(ctx.logger, 'onRoutingMismatch', () =>
@@ -126,8 +127,8 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
       // The handler's first word decides, whatever it did afterwards (docs/pulsar-features.md#settling-from-the-handler).
       if (outcome.kind === 'failed' && !(outcome.error instanceof RequestedSettlement))
         ctx.logger.warn(
-          `handler for ${inspection.urn} on ${ctx.topic} failed after asking for ${requested.kind === 'retry' ? 'a retry' : 'a dead letter'}: ` +
-            `settled as asked; the failure was ${asError(outcome.error).message}`,
+          `handler for ${quoted(inspection.urn)} on ${ctx.topic} failed after asking for ${requested.kind === 'retry' ? 'a retry' : 'a dead letter'}: ` +
+            `settled as asked; the failure was ${quoted(asError(outcome.error).message)}`,
         );
       outcome = outcomeOfRequest(requested);
     } else if (outcome.kind === 'failed' && !(ctx.isRetriable ?? isRetriableByDefault)(outcome.error, inspection.urn)) {
@@ -191,9 +192,10 @@ function reportFailure(
     outcome,
   });
   const stack = error instanceof Error ? error.stack : undefined;
-  const logged = stack !== undefined && ctx.logStackTraces ? `${line}\n${stack}` : line;
-  ctx.logger[failureLevel(outcome)](logged);
-  if (stack !== undefined && !ctx.logStackTraces) ctx.logger.debug?.(`${line}\n${stack}`);
+  // A stack trace repeats the error's message, which may carry message data: indented, controls escaped.
+  const withStack = stack === undefined ? line : indentedBlock(`${line}\n${stack}`);
+  ctx.logger[failureLevel(outcome)](ctx.logStackTraces ? withStack : line);
+  if (stack !== undefined && !ctx.logStackTraces) ctx.logger.debug?.(withStack);
 }
 
 /** The line of a record written to the dead-letter topic, after the failure line that explains it. */
@@ -252,7 +254,7 @@ async function carryOut(
 ): Promise<void> {
   switch (settlement.action) {
     case 'ack':
-      if (settlement.warning) ctx.logger.warn(settlement.warning);
+      if (settlement.warning) ctx.logger.warn(escapeControls(settlement.warning));
       return acknowledge(message, ctx, event);
     case 'drop':
       // Logged by the failure line (outcome dropped), which carries the same facts.

@@ -11,6 +11,27 @@ import type {
   SettlementPolicy,
 } from './decision-types.js';
 import { errorText } from '../envelope/error-text.js';
+import { logicalTopicName } from '../pulsar/partition.js';
+import { normalizeTopic } from '../pulsar/websocket/topic.js';
+
+/**
+ * The incoming properties without any `bq-dead-letter-*`: those of a record are this library's word on it, never
+ * what a publisher set (a forged `bq-dead-letter-topic` would choose where a redrive writes).
+ */
+function withoutDeadLetterProperties(properties: Record<string, string>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [key, value] of Object.entries(properties)) if (!key.startsWith('bq-dead-letter-')) kept[key] = value;
+  return kept;
+}
+
+/** The full name of the topic consumed (a partition counts as its topic); undefined when it is not one name. */
+function consumedTopicOf(topic: string): string | undefined {
+  try {
+    return normalizeTopic(logicalTopicName(topic));
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * Decides how a delivery is settled (pure): the rules of docs/contract.md (retries, dead-letter records, settlement).
@@ -57,13 +78,14 @@ function settlePoison(
     const record: OutboundCopy = {
       data: message.payload,
       properties: {
-        ...message.properties,
+        ...withoutDeadLetterProperties(message.properties),
         ...deadLetterProperties({
           reason: 'poison',
           error: inspection.reason,
           attempts: attempt,
           originalQueue: bareTopicName(message.topic),
           failedAt: policy.now,
+          consumedTopic: consumedTopicOf(message.topic),
         }),
       },
     };
@@ -113,13 +135,14 @@ function settleFailure(
     record: {
       data: EnvelopeCodec.encodeToBuffer(record),
       properties: {
-        ...withAttemptsProperty(message.properties, attempt),
+        ...withAttemptsProperty(withoutDeadLetterProperties(message.properties), attempt),
         ...deadLetterProperties({
           reason: outcome.reason,
           error: outcome.error,
           attempts: attempt,
           originalQueue,
           failedAt,
+          consumedTopic: consumedTopicOf(message.topic),
         }),
       },
     },

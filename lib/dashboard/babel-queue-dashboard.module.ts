@@ -3,13 +3,17 @@ import {
   Controller,
   Get,
   Header,
+  Headers,
   Inject,
   Module,
   Post,
   Query,
+  UnsupportedMediaTypeException,
   UseGuards,
   type CanActivate,
   type DynamicModule,
+  type MiddlewareConsumer,
+  type NestModule,
   type Type,
 } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
@@ -18,9 +22,13 @@ import { BABEL_PULSAR_CLIENT } from '../nest/constants.js';
 import type { PulsarClientLike } from '../pulsar/client-types.js';
 import { checkDashboardOptions, type BabelQueueDashboardOptions } from './dashboard-options.js';
 import { dashboardPage } from './dashboard-page.js';
+import { requireJson, securityHeaders } from './security-headers.js';
 import { DashboardService, type DashboardQuery } from './dashboard.service.js';
 
 const DASHBOARD_SERVICE = Symbol('BabelQueueDashboardService');
+interface HeaderTarget {
+  setHeader(name: string, value: string): unknown;
+}
 
 /** A guard that lets everyone in: used only when the options say the app is private. */
 class OpenToOperators implements CanActivate {
@@ -29,8 +37,13 @@ class OpenToOperators implements CanActivate {
   }
 }
 
-function dashboardController(path: string, guard: Type<CanActivate> | CanActivate): Type {
+function dashboardController(
+  path: string,
+  guard: Type<CanActivate> | CanActivate,
+  options: BabelQueueDashboardOptions,
+): Type {
   const apiBase = `/${path}/api`.replace(/\/+/g, '/');
+  const page = dashboardPage(apiBase, { frameAncestors: options.frameAncestors });
 
   @Controller(path)
   @UseGuards(guard)
@@ -39,9 +52,9 @@ function dashboardController(path: string, guard: Type<CanActivate> | CanActivat
 
     @Get()
     @Header('content-type', 'text/html; charset=utf-8')
-    @Header('cache-control', 'no-store')
+    @Header('content-security-policy', page.contentSecurityPolicy)
     page(): string {
-      return dashboardPage(apiBase);
+      return page.html;
     }
 
     @Get('api/topics')
@@ -55,17 +68,22 @@ function dashboardController(path: string, guard: Type<CanActivate> | CanActivat
     }
 
     @Post('api/redrive')
-    redrive(@Body() body: DashboardQuery) {
+    redrive(@Headers('content-type') type: string | undefined, @Body() body: DashboardQuery) {
+      if (!requireJson(type)) throw new UnsupportedMediaTypeException(JSON_ONLY);
       return this.service.redrive(body ?? {});
     }
 
     @Post('api/purge')
-    purge(@Body() body: DashboardQuery) {
+    purge(@Headers('content-type') type: string | undefined, @Body() body: DashboardQuery) {
+      if (!requireJson(type)) throw new UnsupportedMediaTypeException(JSON_ONLY);
       return this.service.purge(body ?? {});
     }
   }
   return BabelQueueDashboardController;
 }
+
+/** A state change is a JSON request: a cross-site form (urlencoded, multipart, text/plain) cannot send one. */
+const JSON_ONLY = 'redrive and purge take a JSON body (content-type: application/json)';
 
 /**
  * A small web page in the app for its dead-letter topics: counts, records with filters, a record's body and
@@ -78,11 +96,12 @@ export class BabelQueueDashboardModule {
     checkDashboardOptions(options);
     const path = (options.path ?? 'babelqueue').replace(/^\/+|\/+$/g, '');
     const guard = options.guard ?? new OpenToOperators();
+    const controller = dashboardController(path, guard, options);
     return {
       module: BabelQueueDashboardModule,
       // The guard class is built in this module: `imports` brings what it injects (an auth module, say).
-      imports: [...(options.imports ?? [])],
-      controllers: [dashboardController(path, guard)],
+      imports: [...(options.imports ?? []), headersModule(controller, securityHeaders(options.frameAncestors))],
+      controllers: [controller],
       providers: [
         {
           provide: DASHBOARD_SERVICE,
@@ -92,6 +111,28 @@ export class BabelQueueDashboardModule {
       ],
     };
   }
+}
+
+/**
+ * The security headers go on every response of the dashboard's routes, a guard's 403 and a 404 included: a
+ * middleware runs before the guard.
+ */
+function applySecurityHeaders(headers: Readonly<Record<string, string>>) {
+  return (_request: unknown, response: HeaderTarget, next: () => void): void => {
+    for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
+    next();
+  };
+}
+
+/** A module of its own that puts the headers on the controller's routes. */
+function headersModule(controller: Type, headers: Readonly<Record<string, string>>): Type {
+  @Module({})
+  class BabelQueueDashboardHeaders implements NestModule {
+    configure(consumer: MiddlewareConsumer): void {
+      consumer.apply(applySecurityHeaders(headers)).forRoutes(controller);
+    }
+  }
+  return BabelQueueDashboardHeaders;
 }
 
 function clientOf(options: BabelQueueDashboardOptions, moduleRef: ModuleRef): PulsarClientLike {

@@ -1,6 +1,8 @@
 import type { CanActivate, ModuleMetadata, Type } from '@nestjs/common';
 import { BabelQueueError } from '../envelope/index.js';
 import type { PulsarClientLike } from '../pulsar/client-types.js';
+import { deadLetterTopicName } from '../redrive/topic-name.js';
+import { errorText } from '../envelope/error-text.js';
 
 export interface BabelQueueDashboardOptions {
   /** The dead-letter topics the page shows, e.g. `['orders.dlq']`; only these can be read or changed. */
@@ -22,7 +24,30 @@ export interface BabelQueueDashboardOptions {
   subscription?: string;
   /** How long an empty DLQ is waited on before a read ends, ms (default 500). */
   idleTimeoutMs?: number;
+  /**
+   * At most this many records are read from a topic per request (default 1000): the page shows, counts and acts on
+   * the oldest ones, so a flooded DLQ costs bounded memory and holds the subscription briefly. Redrive or purge
+   * them, or use the command, to reach the rest.
+   */
+  maxRead?: number;
+  /** Records per page of the list (default 100, at most `maxRead`). */
+  pageSize?: number;
+  /**
+   * The topics a redrive from the page may write to (short or full names); by default only `<topic>` for
+   * `<topic>.dlq`. A record naming another is refused and shown so in the dry run.
+   */
+  redriveTargets?: readonly string[];
+  /**
+   * Who may frame the page: the CSP `frame-ancestors` sources (default `'none'`, with `X-Frame-Options: DENY`),
+   * e.g. `'self'` for an operators' portal of the same origin.
+   */
+  frameAncestors?: string;
 }
+
+export const DEFAULT_MAX_READ = 1000;
+export const DEFAULT_PAGE_SIZE = 100;
+
+const wholeAtLeastOne = (value: unknown): boolean => Number.isInteger(value) && (value as number) >= 1;
 
 /** Throws when the dashboard would be open to anyone, or has nothing to show. */
 export function checkDashboardOptions(options: BabelQueueDashboardOptions): void {
@@ -35,6 +60,27 @@ export function checkDashboardOptions(options: BabelQueueDashboardOptions): void
       'BabelQueueDashboardModule refuses to start without a guard: it can redrive and purge dead letters. ' +
         'Pass { guard: YourAuthGuard }, or { private: true } when only operators can reach this app.',
     );
+  for (const name of ['maxRead', 'pageSize'] as const) {
+    if (options[name] !== undefined && !wholeAtLeastOne(options[name]))
+      throw new BabelQueueError(`BabelQueueDashboardModule ${name} must be a whole number of 1 or more`);
+  }
+  if (options.frameAncestors !== undefined && !/^[\x21-\x2b\x2d-\x3a\x3c-\x7e ]+$/.test(options.frameAncestors))
+    throw new BabelQueueError(
+      "BabelQueueDashboardModule frameAncestors is a list of CSP sources such as \"'self'\" (no ';' or ',')",
+    );
+  if (
+    options.redriveTargets !== undefined &&
+    (!Array.isArray(options.redriveTargets) ||
+      !options.redriveTargets.every((name) => typeof name === 'string' && name.trim() !== ''))
+  )
+    throw new BabelQueueError('BabelQueueDashboardModule redriveTargets must be topic names');
+  for (const name of options.redriveTargets ?? []) {
+    try {
+      deadLetterTopicName(name);
+    } catch (error) {
+      throw new BabelQueueError(`BabelQueueDashboardModule redriveTargets: ${errorText(error)}`);
+    }
+  }
   if (options.path !== undefined && !/^[A-Za-z0-9/_-]*$/.test(options.path))
     throw new BabelQueueError(`BabelQueueDashboardModule path ${JSON.stringify(options.path)} is not a URL path`);
 }

@@ -12,12 +12,15 @@ import { redrive } from '../redrive/redrive.js';
 import { parseDuration, type DeadLetterSelection } from '../redrive/selection.js';
 import { deadLetterTopicName } from '../redrive/topic-name.js';
 import type { RedriveResult } from '../redrive/types.js';
-import type { BabelQueueDashboardOptions } from './dashboard-options.js';
+import { DEFAULT_MAX_READ, DEFAULT_PAGE_SIZE, type BabelQueueDashboardOptions } from './dashboard-options.js';
 import { errorText } from '../envelope/error-text.js';
 
 export interface TopicSummary {
   topic: string;
+  /** Records counted: at most `maxRead`. */
   total: number;
+  /** True when `maxRead` records were read: the topic may hold more. */
+  truncated: boolean;
   byReason: Record<string, number>;
   byUrn: Record<string, number>;
 }
@@ -31,6 +34,21 @@ export interface DashboardQuery {
   newerThan?: unknown;
   messageIds?: unknown;
   dryRun?: unknown;
+  /** The list's page: selected records skipped, and how many to return (at most `pageSize`). */
+  offset?: unknown;
+  limit?: unknown;
+}
+
+/** One page of the selected records among the oldest `maxRead` of a topic. */
+export interface DashboardPage extends DeadLetterListing {
+  offset: number;
+  limit: number;
+  /** Selected records among those read beyond this page. */
+  more: boolean;
+  /** True when `maxRead` records were read: the topic may hold more than the page can reach. */
+  truncated: boolean;
+  /** The bound on records read per request. */
+  maxRead: number;
 }
 
 const text = (value: unknown): string | undefined =>
@@ -91,8 +109,26 @@ export class DashboardService {
     return selection;
   }
 
+  private get maxRead(): number {
+    return this.options.maxRead ?? DEFAULT_MAX_READ;
+  }
+
+  private get pageSize(): number {
+    return Math.min(this.options.pageSize ?? DEFAULT_PAGE_SIZE, this.maxRead);
+  }
+
+  /** A whole number of at least `min` from the query, else the fallback; a bad one is a 400. */
+  private whole(value: unknown, name: string, fallback: number, min: number): number {
+    if (value === undefined || value === '') return fallback;
+    const n = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
+    if (!Number.isSafeInteger(n) || (n as number) < min)
+      throw new BadRequestException(`${name} must be a whole number of ${min} or more`);
+    return n as number;
+  }
+
   private readOptions() {
     return {
+      max: this.maxRead,
       idleTimeoutMs: this.options.idleTimeoutMs ?? 500,
       ...(this.options.subscription !== undefined && { subscription: this.options.subscription }),
     };
@@ -103,15 +139,28 @@ export class DashboardService {
     for (const topic of this.topics.keys()) {
       const listing = await this.serially(() => listDeadLetters(this.client(), { topic, ...this.readOptions() }));
       const { total, byReason, byUrn } = statsOf(listing);
-      summaries.push({ topic, total, byReason, byUrn });
+      summaries.push({ topic, total, truncated: listing.read >= this.maxRead, byReason, byUrn });
     }
     return summaries;
   }
 
-  records(query: DashboardQuery): Promise<DeadLetterListing> {
+  async records(query: DashboardQuery): Promise<DashboardPage> {
     const topic = this.topicOf(query);
     const selection = this.selectionOf(query);
-    return this.serially(() => listDeadLetters(this.client(), { topic, ...selection, ...this.readOptions() }));
+    const offset = this.whole(query.offset, 'offset', 0, 0);
+    const limit = Math.min(this.whole(query.limit, 'limit', this.pageSize, 1), this.pageSize);
+    const listing = await this.serially(() =>
+      listDeadLetters(this.client(), { topic, ...selection, ...this.readOptions() }),
+    );
+    return {
+      ...listing,
+      records: listing.records.slice(offset, offset + limit),
+      offset,
+      limit,
+      more: listing.records.length > offset + limit,
+      truncated: listing.read >= this.maxRead,
+      maxRead: this.maxRead,
+    };
   }
 
   /** The records picked on the page: the filter's selectors and the ticked message ids, which are required. */
@@ -125,7 +174,12 @@ export class DashboardService {
   redrive(query: DashboardQuery): Promise<RedriveResult> {
     const picked = this.picked(query);
     return this.serially(() =>
-      redrive(this.client(), { ...picked, ...this.readOptions(), dryRun: query.dryRun !== false }),
+      redrive(this.client(), {
+        ...picked,
+        ...this.readOptions(),
+        ...(this.options.redriveTargets !== undefined && { allowedTargets: this.options.redriveTargets }),
+        dryRun: query.dryRun !== false,
+      }),
     );
   }
 

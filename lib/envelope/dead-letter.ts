@@ -19,7 +19,15 @@ export interface DeadLetterPropertiesInput {
   attempts: number;
   originalQueue: string;
   failedAt: number;
+  /**
+   * The full name of the topic the message was consumed from, recorded as `bq-dead-letter-topic`: where a
+   * redrive sends it back by default (the body's `original_queue` is `meta.queue`, which the publisher chose).
+   */
+  consumedTopic?: string | undefined;
 }
+
+/** The property naming the topic a dead-letter record was consumed from (written by this library). */
+export const DEAD_LETTER_TOPIC_PROPERTY = 'bq-dead-letter-topic';
 
 /** The language this SDK writes into `dead_letter.lang` and `bq-dead-letter-lang`. */
 export const DEAD_LETTER_LANG = 'node';
@@ -88,6 +96,7 @@ export function deadLetterProperties(input: DeadLetterPropertiesInput): Record<s
   properties['bq-dead-letter-original-queue'] = input.originalQueue;
   properties['bq-dead-letter-failed-at'] = String(input.failedAt);
   properties['bq-dead-letter-lang'] = DEAD_LETTER_LANG;
+  if (input.consumedTopic !== undefined) properties[DEAD_LETTER_TOPIC_PROPERTY] = input.consumedTopic;
   return properties;
 }
 

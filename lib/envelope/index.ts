@@ -17,6 +17,7 @@ export type { DeadLetterBlock, DecodeOptions, DecodeResult, Envelope, EnvelopeMe
 export { EnvelopeCodec, FORBIDDEN_KEY_POINTERS } from './codec.js';
 export {
   DEAD_LETTER_LANG,
+  DEAD_LETTER_TOPIC_PROPERTY,
   bareTopicName,
   deadLetterProperties,
   deadLetterRecord,

@@ -1,3 +1,4 @@
+import { quoted } from '../text/untrusted-text.js';
 import type { IdempotencyStore } from './store.js';
 
 /** What runOnce did: ran the handler, or skipped it as a duplicate. */
@@ -21,4 +22,9 @@ export async function runOnce(
   await handler();
   await store.remember(id);
   return 'ran';
+}
+
+/** The log line of a duplicate that was skipped; the URN and `meta.id` come from the message, so both are quoted. */
+export function duplicateSkippedLine(urn: string, id: unknown): string {
+  return `skipped urn=${quoted(urn)} id=${quoted(id)}: already handled (idempotency)`;
 }

@@ -87,8 +87,9 @@ export function statsOf(listing: DeadLetterListing): DeadLetterStats {
     topic: listing.topic,
     read: listing.read,
     total: listing.records.length,
-    byUrn: {},
-    byReason: {},
+    // No prototype: a URN or reason such as `constructor` or `__proto__` is a key like any other.
+    byUrn: Object.create(null) as Record<string, number>,
+    byReason: Object.create(null) as Record<string, number>,
     oldestFailedAt: null,
   };
   for (const record of listing.records) {

@@ -1,4 +1,4 @@
-import { EnvelopeCodec, type Envelope } from '../envelope/index.js';
+import { DEAD_LETTER_TOPIC_PROPERTY, EnvelopeCodec, type Envelope } from '../envelope/index.js';
 import type { PulsarMessage } from '../pulsar/client-types.js';
 import { messageIdText } from '../pulsar/message-id.js';
 
@@ -18,9 +18,14 @@ export interface DeadLetterView {
   attempts: number | null;
   error: string | null;
   exception: string | null;
-  /** The queue it came from and goes back to. */
+  /** The queue it came from as the record says (`dead_letter.original_queue`: the message's own `meta.queue`). */
   originalQueue: string;
-  /** When it was dead-lettered, epoch ms (the DLQ publish time when the record does not say). */
+  /** The topic it was consumed from, as this library records it (`bq-dead-letter-topic`); null when not recorded. */
+  consumedTopic: string | null;
+  /**
+   * When it was dead-lettered, epoch ms: the record's value when it is a whole number of ms from 1970 up to
+   * year 275760 (what a Date holds), else the DLQ publish time.
+   */
   failedAt: number;
   /** `now - failedAt`, ms. */
   ageMs: number;
@@ -42,7 +47,15 @@ const numberOrNull = (value: unknown): number | null => {
   const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
   return typeof n === 'number' && Number.isFinite(n) ? n : null;
 };
+/** The latest time a Date can hold, ms. */
+const MAX_DATE_MS = 8.64e15;
+const timeOrNull = (value: unknown): number | null => {
+  const n = numberOrNull(value);
+  return n !== null && Number.isInteger(n) && n >= 0 && n <= MAX_DATE_MS ? n : null;
+};
 const stringOrNull = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+const nonBlank = (value: string | undefined): string | null =>
+  value !== undefined && value.trim() !== '' ? value.trim() : null;
 
 export function decodeDeadLetter(message: PulsarMessage, now: number = Date.now()): DecodedDeadLetter {
   // A plain object: the raw native client returns an Array carrying the pairs as named members.
@@ -53,9 +66,7 @@ export function decodeDeadLetter(message: PulsarMessage, now: number = Date.now(
   const envelope = invalid === null ? (decoded.envelope as Envelope) : null;
   const block = envelope?.dead_letter;
   const failedAt =
-    numberOrNull(block?.failed_at) ??
-    numberOrNull(properties['bq-dead-letter-failed-at']) ??
-    message.getPublishTimestamp();
+    timeOrNull(block?.failed_at) ?? timeOrNull(properties['bq-dead-letter-failed-at']) ?? message.getPublishTimestamp();
   const view: DeadLetterView = {
     messageId: messageIdText(message.getMessageId()),
     id: typeof envelope?.meta.id === 'string' ? envelope.meta.id : '',
@@ -68,6 +79,7 @@ export function decodeDeadLetter(message: PulsarMessage, now: number = Date.now(
       stringOrNull(block?.original_queue) ??
       properties['bq-dead-letter-original-queue'] ??
       (typeof envelope?.meta.queue === 'string' ? envelope.meta.queue : ''),
+    consumedTopic: nonBlank(properties[DEAD_LETTER_TOPIC_PROPERTY]),
     failedAt,
     ageMs: Math.max(0, now - failedAt),
     body: data.toString('utf8'),

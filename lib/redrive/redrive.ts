@@ -12,7 +12,8 @@ import { decodeDeadLetter, type DecodedDeadLetter } from './dead-letter-view.js'
 import { keyed, putBack } from './put-back.js';
 import { DeadLetterUsageError } from './errors.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, receiveOrIdle, subscribeToDeadLetters } from './read-dead-letters.js';
-import { redriveProperties, resetForRedrive, resolveTarget, sourceQueueOf } from './reset.js';
+import { redriveProperties, resetForRedrive, resolveTarget } from './reset.js';
+import { namedQueueOf, redriveTargets, refusalOf, type RedriveTargets } from './targets.js';
 import { checkSelection, isSelected } from './selection.js';
 import { deadLetterTopicName } from './topic-name.js';
 import type { RedriveCandidate, RedriveItem, RedriveOptions, RedriveResult } from './types.js';
@@ -24,17 +25,27 @@ const CLOCK_SKEW_MS = 5000;
 /**
  * Moves dead-letter records back to their queue (docs/dead-letters.md). Each record is acknowledged on the DLQ only
  * after what replaces it was written: its reset copy on the target, or — for a record that is not redriven
- * (unparseable, not selected, naming no queue) — the same bytes and properties re-published at the end of the
+ * (unparseable, not selected, naming no queue, refused) — the same bytes and properties re-published at the end of the
  * DLQ ("restored"). So a run with `max` always moves on: what one run leaves is behind the records it has not
  * read yet, never at the head for the next run. A run ends when it reaches the first record it restored itself.
  * A dry run writes and acknowledges nothing, so it shows exactly what a real run with the same `max` would do.
  */
 export async function redrive(client: PulsarClientLike, options: RedriveOptions): Promise<RedriveResult> {
   const topic = checkOptions(options);
+  const targets = redriveTargets(topic, options);
   const consumer = await subscribeToDeadLetters(client, { ...options, topic });
   const producers = new Map<string, Promise<PulsarProducer>>();
   const producerFor = (target: string) => cachedProducer(client, producers, target);
-  const result: RedriveResult = { read: 0, redriven: 0, planned: 0, skipped: 0, kept: 0, failed: 0, items: [] };
+  const result: RedriveResult = {
+    read: 0,
+    redriven: 0,
+    planned: 0,
+    skipped: 0,
+    kept: 0,
+    refused: 0,
+    failed: 0,
+    items: [],
+  };
   // meta.id → when this run redrove it. A record that fails again comes back to the DLQ while the run still reads:
   // it is left for the next run, or a run over a handler that keeps failing would never end.
   const redrivenAt = new Map<string, number>();
@@ -49,11 +60,11 @@ export async function redrive(client: PulsarClientLike, options: RedriveOptions)
       if (restored.has(record.view.messageId)) break;
       result.read++;
       last = record;
-      let item = await handleRecord(record, options, topic, redrivenAt, producerFor);
+      let item = await handleRecord(record, options, topic, targets, redrivenAt, producerFor);
       if (item.outcome === 'redriven') {
         if (item.id !== '') redrivenAt.set(item.id, Date.now());
         await consumer.acknowledge(message);
-      } else if ((item.outcome === 'kept' || item.outcome === 'skipped') && !options.dryRun) {
+      } else if (item.outcome !== 'planned' && item.outcome !== 'failed' && !options.dryRun) {
         item = await restore(record, item, topic, producerFor);
         if (item.restoredAs !== undefined) {
           restored.add(item.restoredAs);
@@ -90,6 +101,13 @@ function checkOptions(options: RedriveOptions): string {
   if (options.to !== undefined && options.to.trim() === '')
     throw new DeadLetterUsageError('redrive "to" must not be blank');
   if (options.to !== undefined) deadLetterTopicName(options.to);
+  if (options.allowedTargets !== undefined && !Array.isArray(options.allowedTargets))
+    throw new DeadLetterUsageError('redrive allowedTargets must be an array of topic names');
+  for (const name of options.allowedTargets ?? []) {
+    if (typeof name !== 'string' || name.trim() === '')
+      throw new DeadLetterUsageError('redrive allowedTargets must be topic names, not blank');
+    deadLetterTopicName(name);
+  }
   checkSelection(options);
   return deadLetterTopicName(options.topic);
 }
@@ -123,6 +141,7 @@ async function handleRecord(
   record: DecodedDeadLetter,
   options: RedriveOptions,
   dlq: string,
+  targets: RedriveTargets,
   redrivenAt: ReadonlyMap<string, number>,
   producerFor: (topic: string) => Promise<PulsarProducer>,
 ): Promise<RedriveItem> {
@@ -143,15 +162,20 @@ async function handleRecord(
   const candidate: RedriveCandidate = { envelope, reason: view.reason, urn: view.urn, properties: view.properties };
   if (!isSelected(view, options) || (options.select && !options.select(candidate)))
     return { ...item, outcome: 'skipped' };
-  const queue = options.to?.trim() ?? sourceQueueOf(envelope);
-  if (queue === '') return { ...item, detail: 'names no queue: neither dead_letter.original_queue nor meta.queue' };
   let to: string;
-  try {
-    // Checked by one rule on both clients: the native one would create a topic with a malformed name.
-    to = deadLetterTopicName(resolveTarget(queue, dlq));
-  } catch (error) {
-    return { ...item, detail: `names a queue that is not a valid topic: ${errorMessage(error) ?? ''}` };
+  if (targets.to !== null) to = targets.to;
+  else {
+    const queue = namedQueueOf(view, envelope);
+    if (queue === '') return { ...item, detail: 'names no queue: neither dead_letter.original_queue nor meta.queue' };
+    try {
+      // Checked by one rule on both clients: the native one would create a topic with a malformed name.
+      to = deadLetterTopicName(resolveTarget(queue, dlq));
+    } catch (error) {
+      return { ...item, detail: `names a queue that is not a valid topic: ${errorMessage(error) ?? ''}` };
+    }
   }
+  const refusal = refusalOf(to, dlq, targets);
+  if (refusal !== null) return { ...item, outcome: 'refused', to, detail: refusal };
   if (options.dryRun) return { ...item, outcome: 'planned', to, bypassed: options.bypass === true };
 
   const reset: Envelope = resetForRedrive(envelope);

@@ -11,6 +11,11 @@ export type RedriveOutcome =
   | 'skipped'
   /** Not a BabelQueue envelope (e.g. a poison record) or names no queue to go back to; put back at the end. */
   | 'kept'
+  /**
+   * It names a target the run may not write to (see `allowedTargets`); put back at the end of the DLQ, and in a
+   * dry run reported with the target it names.
+   */
+  | 'refused'
   /** A write failed; the record is left where it was and the run stopped. */
   | 'failed';
 
@@ -27,8 +32,14 @@ export interface RedriveCandidate {
 export interface RedriveOptions extends DeadLetterSelection {
   /** The dead-letter topic to read, e.g. `orders.dlq`. */
   topic: string;
-  /** Re-publish every record here (e.g. a sandbox topic) instead of its `dead_letter.original_queue`. */
+  /** Re-publish every record here (e.g. a sandbox topic) instead of the topic it was consumed from. */
   to?: string;
+  /**
+   * The topics a record may go back to (short or full names). By default only the topic whose dead letters the
+   * DLQ holds (`orders` for `orders.dlq`): a record naming any other is refused and put back, since its body and
+   * properties were written by whoever could publish (`meta.queue`, say, is the publisher's word).
+   */
+  allowedTargets?: readonly string[];
   /** Only records this returns true for (after the other selectors). */
   select?: (candidate: RedriveCandidate) => boolean;
   /** Read at most this many records (default: all that are there). */
@@ -60,9 +71,9 @@ export interface RedriveItem {
   /** Where it went or would go ('' when skipped before a target was known). */
   to: string;
   bypassed: boolean;
-  /** Why it was kept or failed. */
+  /** Why it was kept, refused or failed. */
   detail?: string;
-  /** The DLQ message id of the copy put back at the end of the DLQ (kept or skipped, not on a dry run). */
+  /** The DLQ message id of the copy put back at the end of the DLQ (kept, skipped or refused; not on a dry run). */
   restoredAs?: string;
 }
 
@@ -72,6 +83,8 @@ export interface RedriveResult {
   planned: number;
   skipped: number;
   kept: number;
+  /** Records naming a target the run may not write to (put back, or left on a dry run). */
+  refused: number;
   failed: number;
   items: RedriveItem[];
 }

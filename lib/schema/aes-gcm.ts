@@ -17,12 +17,8 @@ export class InvalidKeySizeError extends BabelQueueError {
   }
 }
 
-export class MalformedCiphertextError extends BabelQueueError {
-  constructor(message: string) {
-    super(message);
-    this.name = 'MalformedCiphertextError';
-  }
-}
+export { MalformedCiphertextError } from './malformed-ciphertext.js';
+import { MalformedCiphertextError } from './malformed-ciphertext.js';
 
 /** The keys in force: `current` encrypts; `current` then each of `previous` is tried to decrypt. */
 export interface CipherKeys {

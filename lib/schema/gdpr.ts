@@ -1,6 +1,7 @@
-import { BabelQueueError } from '../envelope/index.js';
+import { BabelNonRetriableError, BabelQueueError } from '../envelope/index.js';
 import { moveRawSlot, parseJson, rawNumberAt, stringifyJson } from '../envelope/json.js';
 import type { PayloadSchema } from './payload-schema.js';
+import { MalformedCiphertextError } from './malformed-ciphertext.js';
 import { errorText } from '../envelope/error-text.js';
 
 /** Field-level encryption: a KMS, Vault transit, or the reference AesGcmCipher. */
@@ -22,6 +23,26 @@ export class DecryptError extends BabelQueueError {
     this.path = path;
   }
 }
+
+/**
+ * A field marked `x-gdpr-sensitive` that arrived as something no cipher wrote (not a string, or a string the
+ * cipher says is no ciphertext): refused without a retry, since the same bytes come back the same. Its value
+ * never reaches the handler.
+ */
+export class UnprotectedFieldError extends BabelNonRetriableError {
+  /** The marked path, e.g. `customer.email`. */
+  readonly path: string;
+
+  constructor(path: string, message: string, options?: { cause?: unknown }) {
+    super(`the protected field ${path} is not a ciphertext: ${message}`, options);
+    this.name = 'UnprotectedFieldError';
+    this.path = path;
+  }
+}
+
+/** What a value is, without quoting it (it may be a secret sent in the clear by mistake). */
+const kindOf = (value: unknown): string =>
+  value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -120,7 +141,9 @@ export function protect<T extends object>(data: T, schema: PayloadSchema | undef
 
 /**
  * A copy of `data` with every marked string decrypted back to its value (numbers exact). A marked value that is
- * not a string (never protected) is left as is; one that does not decrypt throws DecryptError.
+ * present must be a ciphertext: anything else (a number, null, an object, a string the cipher refuses as
+ * malformed) throws UnprotectedFieldError, not retriable; one that does not decrypt (a wrong key, tampered)
+ * throws DecryptError. No error quotes the value or the decrypted text.
  */
 export function unprotect<T extends object>(data: T, schema: PayloadSchema | undefined, cipher: FieldCipher): T {
   const paths = sensitivePaths(schema).filter((path) => path !== '');
@@ -128,19 +151,19 @@ export function unprotect<T extends object>(data: T, schema: PayloadSchema | und
   const copy = copyOf(data);
   for (const path of paths) {
     visit(copy, segmentsOf(path), (value, container, key) => {
-      if (typeof value !== 'string') return null;
+      if (typeof value !== 'string') throw new UnprotectedFieldError(path, `it arrived as ${kindOf(value)}`);
       let plaintext: Buffer;
       try {
         plaintext = cipher.decrypt(value);
       } catch (error) {
+        if (error instanceof MalformedCiphertextError) throw new UnprotectedFieldError(path, error.message);
         throw new DecryptError(path, errorText(error), { cause: error });
       }
       // Parsed inside a holder so that a number's exact text is recorded, then moved to the field's slot.
       const parsed = parseJson(`[${plaintext.toString('utf8')}]`);
       const holder = parsed.ok ? (parsed.value as unknown[]) : [];
-      if (!parsed.ok || holder.length !== 1) {
-        throw new DecryptError(path, `the decrypted value is not JSON${parsed.ok ? '' : ` (${parsed.error})`}`);
-      }
+      // The parser's message would quote the decrypted text: only the fact is reported.
+      if (!parsed.ok || holder.length !== 1) throw new DecryptError(path, 'the decrypted value is not one JSON value');
       moveRawSlot(holder, 0, container, key);
       return { value: holder[0] };
     });

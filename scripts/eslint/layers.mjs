@@ -2,51 +2,26 @@
 // its folder under lib/ (for lib/nest, its room); an entry point (index.ts) may re-export from any layer.
 import path from 'node:path';
 
-/** Each layer with the layers it builds on; what is not listed is above it. */
+/**
+ * The layers from the bottom up; a layer builds on every layer before it, never on one after it or on another
+ * folder of its own step.
+ */
 export const LAYERS = [
-  ['base', []],
-  ['envelope', ['base']],
-  ['options', ['base', 'envelope']],
-  ['pulsar', ['base', 'envelope', 'options']],
-  ['consumer', ['base', 'envelope', 'options', 'pulsar']],
-  ['schema', ['base', 'envelope', 'options', 'pulsar', 'consumer']],
-  ['otel', ['base', 'envelope', 'options', 'pulsar', 'consumer']],
-  ['idempotency', ['base', 'envelope', 'options', 'pulsar', 'consumer']],
-  ['nest', ['base', 'envelope', 'options', 'pulsar', 'consumer', 'schema', 'otel', 'idempotency']],
-  ['redrive', ['base', 'envelope', 'options', 'pulsar', 'consumer', 'schema', 'otel', 'idempotency', 'nest']],
-  ['outbox', ['base', 'envelope', 'options', 'pulsar', 'consumer', 'schema', 'otel', 'idempotency', 'nest']],
-  [
-    'dashboard',
-    ['base', 'envelope', 'options', 'pulsar', 'consumer', 'schema', 'otel', 'idempotency', 'nest', 'redrive'],
-  ],
+  ['base', 'text'],
+  ['envelope'],
+  ['options'],
+  ['pulsar'],
+  ['consumer'],
+  ['schema', 'otel', 'idempotency'],
+  ['nest'],
+  ['redrive', 'outbox'],
+  ['dashboard'],
   // The module wires every feature into Nest's DI: it sits above the features it provides.
-  [
-    'nest/module',
-    ['base', 'envelope', 'options', 'pulsar', 'consumer', 'schema', 'otel', 'idempotency', 'nest', 'redrive', 'outbox'],
-  ],
-  [
-    'testing',
-    ['base', 'envelope', 'options', 'pulsar', 'consumer', 'schema', 'otel', 'idempotency', 'nest', 'nest/module'],
-  ],
-  [
-    'cli',
-    [
-      'base',
-      'envelope',
-      'options',
-      'pulsar',
-      'consumer',
-      'schema',
-      'otel',
-      'idempotency',
-      'nest',
-      'redrive',
-      'outbox',
-      'nest/module',
-    ],
-  ],
+  ['nest/module'],
+  ['testing', 'cli'],
 ];
-const allowed = new Map(LAYERS.map(([layer, below]) => [layer, new Set(below)]));
+const stepOf = new Map(LAYERS.flatMap((layers, step) => layers.map((layer) => [layer, step])));
+const builtOn = (own, layer) => (stepOf.get(layer) ?? Infinity) < (stepOf.get(own) ?? -1);
 
 /** The layer of a file below lib/ (its path relative to lib/, with forward slashes). */
 export function layerOf(relative) {
@@ -72,7 +47,7 @@ export const layersRule = {
       const target = path.resolve(path.dirname(file), source);
       if (!target.startsWith(lib)) return;
       const layer = layerOf(path.relative(lib, target).split(path.sep).join('/'));
-      if (layer === own || allowed.get(own)?.has(layer)) return;
+      if (layer === own || builtOn(own, layer)) return;
       context.report({
         node,
         message: `lib/${own === 'base' ? '' : own} must not import from lib/${layer} (a higher layer): ${source}`,

@@ -104,6 +104,7 @@ export const expectedFingerprints: Record<string, Fingerprint> = {
         'bq-dead-letter-original-queue': '<topic>',
         'bq-dead-letter-failed-at': '<time>',
         'bq-dead-letter-lang': 'node',
+        'bq-dead-letter-topic': 'persistent://public/default/<topic>',
       },
       body: {
         job: 'urn:parity:fail',
@@ -170,6 +171,7 @@ export const expectedFingerprints: Record<string, Fingerprint> = {
         'bq-dead-letter-original-queue': '<topic>',
         'bq-dead-letter-failed-at': '<time>',
         'bq-dead-letter-lang': 'node',
+        'bq-dead-letter-topic': 'persistent://public/default/<topic>',
       },
       body: {
         job: 'urn:parity:validated',
@@ -219,6 +221,7 @@ export const expectedFingerprints: Record<string, Fingerprint> = {
         'bq-dead-letter-original-queue': '<topic>',
         'bq-dead-letter-failed-at': '<time>',
         'bq-dead-letter-lang': 'node',
+        'bq-dead-letter-topic': 'persistent://public/default/<topic>',
       },
       body: '{"job": "urn:parity:ok", truncated',
     },
@@ -321,6 +324,7 @@ export const expectedFingerprints: Record<string, Fingerprint> = {
         'bq-dead-letter-original-queue': '<topic>',
         'bq-dead-letter-failed-at': '<time>',
         'bq-dead-letter-lang': 'node',
+        'bq-dead-letter-topic': 'persistent://public/default/<topic>',
       },
       body: {
         job: 'urn:parity:nobody',

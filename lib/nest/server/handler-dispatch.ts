@@ -3,7 +3,7 @@ import { isObservable, lastValueFrom } from 'rxjs';
 import type { ConsumerLogger } from '../../consumer/index.js';
 import { RequestedSettlement, type SettleRequests } from '../../consumer/settle-request.js';
 import type { Envelope } from '../../envelope/index.js';
-import { runOnce } from '../../idempotency/run-once.js';
+import { duplicateSkippedLine, runOnce } from '../../idempotency/run-once.js';
 import type { ConsumerMetrics } from '../../otel/metrics.js';
 import { inProcessSpan, openTelemetry, tracingObserved } from '../../otel/tracing.js';
 import type { PulsarMessage } from '../../pulsar/client-types.js';
@@ -90,7 +90,7 @@ export class HandlerDispatch {
     const work = async (): Promise<void> => {
       if (!idempotency) return run();
       if ((await runOnce(idempotency.store, envelope.meta?.id, run)) === 'duplicate')
-        this.deps.logger.log(`skipped ${urn} ${envelope.meta.id}: already handled (idempotency)`);
+        this.deps.logger.log(duplicateSkippedLine(urn, envelope.meta.id));
     };
     // The span helpers use the process-wide API once any component loaded it, so "off" must bypass them here.
     const api = settings.telemetry.tracing ? openTelemetry() : null;

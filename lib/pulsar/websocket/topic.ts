@@ -63,6 +63,9 @@ export function parseTopic(name: unknown): TopicName {
   if (!NAMED_ENTITY.test(tenant)) throw invalid(name, `invalid tenant "${tenant}"`);
   if (!NAMED_ENTITY.test(namespace)) throw invalid(name, `invalid namespace "${namespace}"`);
   if (local.length === 0) throw invalid(name, 'the local topic name is empty');
+  // A '.' or '..' segment would climb out of the topic's path in the admin and WebSocket URLs built from it.
+  for (const segment of [tenant, namespace, local])
+    if (segment === '.' || segment === '..') throw invalid(name, `"${segment}" is not a name (a path segment)`);
 
   return {
     full: `${domain}://${tenant}/${namespace}/${local}`,

@@ -135,7 +135,9 @@ test('a dry run publishes and acknowledges nothing; the CLI redrives to --to wit
   const env = { BABELQUEUE_PULSAR_SERVICE_URL: serviceUrl() };
   expect(await runCli(['redrive', '--topic', dlq, '--dry-run'], output, env)).toBe(0);
   expect(out[0]).toMatch(
-    new RegExp(`^would redrive dlq=\\S+ id=cli-1 urn=urn:babel:orders:created reason=failed -> ${full(topic)}$`),
+    new RegExp(
+      `^would redrive dlq=\\S+ id="cli-1" urn="urn:babel:orders:created" reason="failed" -> "${full(topic)}"$`,
+    ),
   );
   expect(out[1]).toMatch(/^kept in DLQ .*not a BabelQueue envelope/);
   expect(out[2]).toMatch(/^dry run, nothing published or acknowledged: read 2, redriven 0, would redrive 1/);
@@ -150,7 +152,7 @@ test('a dry run publishes and acknowledges nothing; the CLI redrives to --to wit
       env,
     ),
   ).toBe(0);
-  expect(out[0]).toMatch(new RegExp(`^redriven .* -> ${full(sandbox)} \\(bypass\\)$`));
+  expect(out[0]).toMatch(new RegExp(`^redriven .* -> "${full(sandbox)}" \\(bypass\\)$`));
   expect(out[2]).toMatch(/^done: read 2, redriven 1/);
   const [copy] = await receiveN(sandboxed, 1);
   expect(copy!.getProperties()['bq-replay-bypass']).toBe('1');
@@ -184,7 +186,7 @@ test('the CLI redrives only the records named by --id', async () => {
   const copies = await receiveN(target, 2);
   expect(copies.map((copy) => (decoded(copy).meta as { id: string }).id).sort()).toEqual(['id-a', 'id-c']);
   await expectNothing(target, 300);
-  expect(out.filter((line) => line.startsWith('skipped'))).toEqual([expect.stringContaining('id=id-b')]);
+  expect(out.filter((line) => line.startsWith('skipped'))).toEqual([expect.stringContaining('id="id-b"')]);
   expect(await backlog(dlq, 'babelqueue-redrive')).toBe(1);
 });
 

@@ -124,6 +124,7 @@ describe('BabelPulsarServer settlement (real broker)', () => {
       'bq-dead-letter-original-queue': topic,
       'bq-dead-letter-failed-at': String(body.dead_letter.failed_at),
       'bq-dead-letter-lang': 'node',
+      'bq-dead-letter-topic': `persistent://public/default/${topic}`,
     });
     await waitFor('an empty backlog', async () => (await backlog(topic)) === 0);
     await expectNothing(dlq, 500);

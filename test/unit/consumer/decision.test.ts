@@ -237,6 +237,36 @@ describe('settlement (50–70)', () => {
     expect(body(settlement.record.data).dead_letter.original_queue).toBe('orders');
   });
 
+  it('records the topic consumed as bq-dead-letter-topic; a publisher cannot set it or any bq-dead-letter-*', () => {
+    const envelope = envelopeOf();
+    envelope.meta.queue = 'persistent://other-tenant/finance/payments';
+    const forged = {
+      'bq-attempts': '2',
+      'bq-dead-letter-topic': 'persistent://other-tenant/finance/payments',
+      'bq-dead-letter-error': 'forged',
+    };
+    const settlement = decide(valid(forged, envelope), failed(new Error('')));
+    if (settlement.action !== 'dead-letter') throw new Error(settlement.action);
+    expect(settlement.record.properties['bq-dead-letter-topic']).toBe(TOPIC);
+    expect(settlement.record.properties['bq-dead-letter-error']).toBeUndefined();
+    // The body's original_queue stays what the contract says (meta.queue): redrive does not trust it.
+    expect(body(settlement.record.data).dead_letter.original_queue).toBe('persistent://other-tenant/finance/payments');
+
+    const partition = decideSettlement(
+      { ...valid(forged), topic: `${TOPIC}-partition-2` },
+      inspect(valid(forged)),
+      failed(),
+      policy(),
+    );
+    if (partition.action !== 'dead-letter') throw new Error(partition.action);
+    expect(partition.record.properties['bq-dead-letter-topic']).toBe(TOPIC);
+
+    const poison = decide(inbound(Buffer.from('not json'), forged), handled);
+    if (poison.action !== 'dead-letter') throw new Error(poison.action);
+    expect(poison.record.properties['bq-dead-letter-topic']).toBe(TOPIC);
+    expect(poison.record.properties['bq-dead-letter-error']).not.toBe('forged');
+  });
+
   it('acknowledges, drops and warns at the cap without a dead-letter destination (58)', () => {
     const settlement = decide(valid({ 'bq-attempts': '2' }), failed(), policy({ deadLetter: false }));
     expect(settlement.action).toBe('drop');

@@ -164,7 +164,7 @@ describe('log lines', () => {
     [{ kind: 'not-written' }, 1, 'outcome="left for redelivery'],
   ])('reports %j', (outcome, attempt, expected) => {
     const line = failureLine({ ...facts, attempt, outcome, error: new TypeError('boom') });
-    expect(line).toMatch(/^message failed: urn=urn:babel:orders:created id=12:3:-1:0 topic=orders attempt=\d\/3 /);
+    expect(line).toMatch(/^message failed: urn="urn:babel:orders:created" id=12:3:-1:0 topic=orders attempt=\d\/3 /);
     expect(line).toContain(expected);
     expect(line).toMatch(/ error="TypeError: boom"$/);
   });
@@ -177,7 +177,7 @@ describe('log lines', () => {
 
   it('reports a dead-letter write', () => {
     expect(deadLetterLine({ ...facts, deadLetterTopic: 'orders.dlq', reason: 'failed', attempt: 3 })).toBe(
-      'dead-lettered: urn=urn:babel:orders:created id=12:3:-1:0 topic=orders to=orders.dlq reason=failed attempt=3',
+      'dead-lettered: urn="urn:babel:orders:created" id=12:3:-1:0 topic=orders to=orders.dlq reason=failed attempt=3',
     );
   });
 });
@@ -218,7 +218,7 @@ describe('processMessage with a retry policy, per-handler settings and a fake lo
     expect(lines).toHaveLength(1);
     expect(lines[0]![0]).toBe('warn');
     expect(lines[0]![1]).toMatch(
-      /^message failed: urn=urn:babel:orders:created id=\S+ topic=orders attempt=2\/3 outcome="retry in 2s" error="Error: database down"$/,
+      /^message failed: urn="urn:babel:orders:created" id=\S+ topic=orders attempt=2\/3 outcome="retry in 2s" error="Error: database down"$/,
     );
   });
 
@@ -236,7 +236,7 @@ describe('processMessage with a retry policy, per-handler settings and a fake lo
     await processMessage(message({ 'bq-attempts': '2' }), ctx);
     expect(lines.map(([level]) => level)).toEqual(['error', 'warn']);
     expect(lines[1]![1]).toMatch(
-      /^dead-lettered: urn=urn:babel:orders:created id=\S+ topic=orders to=orders.dlq reason=failed attempt=3$/,
+      /^dead-lettered: urn="urn:babel:orders:created" id=\S+ topic=orders to=orders.dlq reason=failed attempt=3$/,
     );
     expect(lines[0]![1]).toContain('attempt=3/3 outcome=dead-lettered error="Error: database down"');
   });

@@ -239,8 +239,8 @@ describe('processMessage with a handler that settles itself', () => {
     expect(deadLetterProducer.sent[0]!.properties!['bq-dead-letter-error']).toBe('customer 9 is closed');
     expect(lines[0]).toEqual([
       'warn',
-      'handler for urn:babel:orders:created on orders failed after asking for a dead letter: settled as asked; ' +
-        'the failure was cleanup failed',
+      'handler for "urn:babel:orders:created" on orders failed after asking for a dead letter: settled as asked; ' +
+        'the failure was "cleanup failed"',
     ]);
     expect(lines[1]![1]).toContain('outcome="dead-lettered (not retriable)" error="BabelNonRetriableError: customer 9');
   });

@@ -18,6 +18,7 @@ const view = (over: Partial<DeadLetterView> = {}): DeadLetterView => ({
   error: 'boom',
   exception: 'Error',
   originalQueue: 'orders',
+  consumedTopic: null,
   failedAt: 0,
   ageMs: 3_600_000,
   body: '{"job":"urn:babel:orders:created","data":{"n":12345678901234567890}}',
@@ -84,9 +85,9 @@ test('CLI arguments are checked before anything connects', () => {
 test('peek shows the body indented with its numbers exactly as written', () => {
   const text = recordDetail(view());
   expect(text).toContain('"n": 12345678901234567890');
-  expect(text).toContain('  bq-job: urn:babel:orders:created');
+  expect(text).toContain('  "bq-job": "urn:babel:orders:created"');
   expect(recordDetail(view({ body: 'not json {', invalid: 'not JSON' }))).toMatch(
-    /not an envelope: not JSON[\s\S]*not json \{$/,
+    /not an envelope: "not JSON"[\s\S]*"not json \{"$/,
   );
 });
 

@@ -113,7 +113,7 @@ describe('start-up logs', () => {
     expect(fromBabel()).toEqual([]);
     const published = await harness.publish('urn:babel:orders:created', { order_id: 1 });
     expect((await published.outcome()).kind).toBe('dead-lettered');
-    expect(fromBabel()).toEqual([['error', expect.stringContaining('message failed: urn=urn:babel:orders:created')]]);
+    expect(fromBabel()).toEqual([['error', expect.stringContaining('message failed: urn="urn:babel:orders:created"')]]);
     await harness.close();
     await app.close();
   });
