@@ -6,11 +6,13 @@ import { processMessage, type ProcessorContext, type SettledEvent } from './proc
 import type { PushFeed, PushResult } from './push-feed.js';
 
 export interface TopicConsumerOptions extends Omit<ProcessorContext, 'onHandlerOverdue' | 'firstReport' | 'deadlines'> {
-  /**
-   * Handler invocations alive at once, those past their time-out included (their messages are settled, their work
-   * still runs); the receive loop waits for a free slot before asking for the next message.
-   */
+  /** Messages handled at once; the receive loop waits for a free slot before asking for the next. */
   concurrency: number;
+  /**
+   * Handlers past their time-out (their messages settled, their work still running) that may be alive at once:
+   * at this many no new message is taken until one ends. Default: twice `concurrency`.
+   */
+  maxOverdue?: number;
   /** How long one receive waits, so that a stop request is noticed promptly. */
   receiveTimeoutMs?: number;
   /** Messages pushed by the client (native listener); without it the consumer asks with receive(). */
@@ -219,9 +221,13 @@ export class TopicConsumer {
     while (!this.hasFreeSlot() && !this.stopping) await this.freeSlot();
   }
 
-  /** A handler past its time-out keeps its slot until it ends: a hung dependency cannot pile up invocations. */
+  /** A slot is free while fewer than `concurrency` run and the overdue handlers are within their bound. */
   private hasFreeSlot(): boolean {
-    return this.inFlight.size + this.overdue < this.options.concurrency;
+    return this.inFlight.size < this.options.concurrency && this.overdue < this.maxOverdue;
+  }
+
+  private get maxOverdue(): number {
+    return this.options.maxOverdue ?? 2 * this.options.concurrency;
   }
 
   private freeSlot(): Promise<void> {
@@ -275,13 +281,13 @@ export class TopicConsumer {
       `handler for ${urn} on ${this.topic} did not settle within ${timeoutMs} ms: counted as a failed attempt ` +
         `and its message settled; the handler still runs (${this.overdue} overdue on this topic)`,
     );
-    if (this.overdue >= this.options.concurrency)
+    if (this.overdue === this.maxOverdue)
       this.options.logger.warn(
-        `every slot of ${this.topic} (concurrency ${this.options.concurrency}) is held by a handler past its ` +
-          'time-out: no message is taken until one of them ends (status stalled)',
+        `${this.overdue} handlers on ${this.topic} are past their time-out and still run (maxOverdueHandlers): ` +
+          'no message is taken until one of them ends (status stalled)',
       );
     void stillRunning.then(() => {
-      const wasFull = this.overdue >= this.options.concurrency;
+      const wasFull = this.overdue >= this.maxOverdue;
       this.overdue -= 1;
       this.options.logger.warn(
         `overdue handler for ${urn} on ${this.topic} ended ${Date.now() - since} ms after its time-out; ` +

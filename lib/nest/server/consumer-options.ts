@@ -138,6 +138,12 @@ export const consumerOptions = {
    */
   handlerTimeoutMs: integer({ min: 0, fallback: 60_000 }),
   /**
+   * Handlers past their time-out that may still run on one topic: at this many, the consumer takes no new
+   * message until one of them ends (status `stalled`, one log line), so a hung dependency cannot pile up work.
+   * @defaultValue twice `concurrency`
+   */
+  maxOverdueHandlers: integer({ min: 1 }),
+  /**
    * Each failed delivery is logged on one line; its stack trace goes to the debug level. `true` puts the stack
    * on that line instead.
    * @defaultValue `false`

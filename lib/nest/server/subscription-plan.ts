@@ -49,6 +49,7 @@ export function planSubscriptions(
     }
     // Whichever way the receiver queue was set, it is what the client holds while paused.
     const receiverQueue = consumer.receiverQueueSize;
+    const concurrency = intakeConcurrency(settings.concurrency, binding.routes);
     return new Subscription({
       topic: binding.topic,
       fullTopic: fullTopicName(binding.topic),
@@ -56,7 +57,8 @@ export function planSubscriptions(
       routes: binding.routes,
       consumer,
       intake: {
-        concurrency: intakeConcurrency(settings.concurrency, binding.routes),
+        concurrency,
+        maxOverdue: settings.maxOverdueHandlers ?? 2 * concurrency,
         pausedHoldLimit: receiverQueue === undefined ? undefined : Math.max(1, receiverQueue),
         delayRefusal: delayRefusalOf(settings.retry === 'nack', consumer),
       },

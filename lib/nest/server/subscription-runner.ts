@@ -75,6 +75,7 @@ export async function openSubscription(
       isRetriable: (error, urn) => model.settingsOf(urn).isRetriable(error),
       delayedRetryRefusal: model.intake.delayRefusal,
       concurrency: model.intake.concurrency,
+      maxOverdue: model.intake.maxOverdue,
       ...(model.intake.pausedHoldLimit !== undefined && { pausedHoldLimit: model.intake.pausedHoldLimit }),
       receiveTimeoutMs: settings.receiveTimeoutMs,
       hasHandler: (urn) => deps.hasHandler(model, urn),

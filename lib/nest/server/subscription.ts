@@ -13,6 +13,8 @@ export interface SubscriptionPattern {
 export interface SubscriptionIntake {
   /** Messages handled at once (at least a full batch when the subscription has batch handlers). */
   concurrency: number;
+  /** Handlers past their time-out that may still run before no new message is taken. */
+  maxOverdue: number;
   /** While paused, how many messages the client may hand over before it is made to wait (its receiver queue). */
   pausedHoldLimit: number | undefined;
   /** Why a delayed retry cannot be honoured here, or null. */

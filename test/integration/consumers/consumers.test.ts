@@ -292,7 +292,7 @@ describe('consumer projects (packed package)', () => {
         dir,
         'node_modules/@babelqueue/nestjs-pulsar/dist',
         build,
-        'nest/babel-pulsar.client.js.map',
+        'nest/client/babel-pulsar.client.js.map',
       );
       const { sourcesContent } = JSON.parse(fs.readFileSync(map, 'utf8')) as { sourcesContent?: string[] };
       expect(sourcesContent?.[0]).toContain('export class BabelPulsarClient');
