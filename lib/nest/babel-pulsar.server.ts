@@ -17,6 +17,7 @@ import { DEFAULT_PATTERN_DISCOVERY_MS } from './handler-options.js';
 import { BABEL_HANDLER_EXTRAS, BABEL_OWN_IDEMPOTENCY, BABEL_TRANSPORT } from './constants.js';
 import { handlerPayload } from '../schema/message-payload.js';
 import { failureOf, unrelayedFailureOf } from './failure-classify.js';
+import { OUTCOME_LINE_TAPS, OutcomeLineTaps } from '../consumer/outcome-lines.js';
 import { ATTACH_RELAY, type BabelFailureRelay, type RelayTarget } from './failure-relay.js';
 import { subscriptionLine } from './startup-lines.js';
 import { BrokerWait } from './broker-wait.js';
@@ -112,6 +113,8 @@ export class BabelPulsarServer
   // Handler errors must reach the settlement logic rather than be logged and swallowed by Nest.
   override readonly propagatesEventHandlerErrors = true;
   protected override readonly logger: Logger = new Logger(BabelPulsarServer.name);
+  /** Where the testing kit takes the failure and dead-letter lines of the messages it published. */
+  readonly [OUTCOME_LINE_TAPS] = new OutcomeLineTaps();
 
   private readonly settings: ResolvedServerOptions;
   /** The client the server calls (the native one behind an adapter that evens out its behaviour). */
@@ -507,6 +510,7 @@ export class BabelPulsarServer
         hasHandler: (urn) => routes.has(urn) || this.routes.handledBySibling(binding, urn, all),
         handlerTimeoutMs: (urn) => batchTimeoutMs(routes.get(urn), this.settings.handlerTimeoutMs),
         logStackTraces: this.settings.logStackTraces,
+        outcomeLines: this[OUTCOME_LINE_TAPS],
         // A URN only a sibling subscription of this topic handles is that subscription's work: acknowledged here.
         dispatch: async (urn, envelope, message, requests) => {
           const route = routes.get(urn);
