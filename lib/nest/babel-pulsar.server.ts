@@ -18,6 +18,7 @@ import { BABEL_HANDLER_EXTRAS, BABEL_OWN_IDEMPOTENCY, BABEL_TRANSPORT } from './
 import { handlerPayload } from '../schema/message-payload.js';
 import { failureOf, unrelayedFailureOf } from './failure-classify.js';
 import { OUTCOME_LINE_TAPS, OutcomeLineTaps } from '../consumer/outcome-lines.js';
+import { assertSomethingListens, startupFailure } from '../pulsar/startup-failure.js';
 import { ATTACH_RELAY, type BabelFailureRelay, type RelayTarget } from './failure-relay.js';
 import { subscriptionLine } from './startup-lines.js';
 import { BrokerWait } from './broker-wait.js';
@@ -345,9 +346,10 @@ export class BabelPulsarServer
       this.consumerOptions.set(binding, bindingConsumerOptions(binding, this.settings.consumerOptions, client));
     }
     try {
+      await assertSomethingListens(this.options.client);
       await this.subscribeAll();
     } catch (error) {
-      if (this.settings.brokerAtStart === 'required') throw error;
+      if (this.settings.brokerAtStart === 'required') throw startupFailure(error, this.options.client);
       this.brokerWait = this.waitForBroker(error);
       return;
     }

@@ -11,6 +11,7 @@ import { BabelQueueError } from '../envelope/index.js';
 import type { PulsarClientLike } from './client-types.js';
 import { rememberServiceUrl } from './native/adapter.js';
 import { rememberAdminAccess } from './topic-lister.js';
+import { rememberClientUrl } from './startup-failure.js';
 import { resolveTls } from './tls.js';
 import { PulsarWebSocketClient, type TokenSupplier } from './websocket/index.js';
 
@@ -206,6 +207,7 @@ export async function createPulsarClient(
   for (const warning of tls.warnings) warn(warning);
   if (kind === 'websocket') {
     const client = new PulsarWebSocketClient({ ...extra, serviceUrl, ...(auth && { token: auth.token }) });
+    rememberClientUrl(client, serviceUrl, kind);
     return { client, kind };
   }
   const native = await loadNativePulsar(dependencies.loadNative);
@@ -232,5 +234,6 @@ export async function createPulsarClient(
     validateHostname: tls.validateHostname,
     allowInsecure: tls.allowInsecure,
   });
+  rememberClientUrl(client, serviceUrl, kind);
   return { client, kind };
 }
