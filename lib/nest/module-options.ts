@@ -256,6 +256,9 @@ export interface ResolvedModuleOptions {
   cipher?: FieldCipher;
 }
 
+/** forRoot's keys that name and scope the registration rather than configure it (module-definition.ts). */
+const REGISTRATION_KEYS: readonly string[] = ['isGlobal', 'name'];
+
 /** Validates the module options at start-up, in one pass; every error names the option and what is allowed. */
 export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
   if (!isPlainObject(input)) {
@@ -263,8 +266,19 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
       'BabelQueueModule.forRoot() needs an options object (for forRootAsync, the factory must return one)',
     );
   }
-  checkKnownKeys(input, MODULE_KEYS, 'options', raiseModuleError, (key) =>
-    CONSUMER_KEYS.includes(key) ? ` (it belongs in options.consumer.${key})` : '',
+  // isGlobal and name are the registration's, which forRoot takes before these options are checked.
+  checkKnownKeys(
+    input,
+    MODULE_KEYS,
+    'options',
+    raiseModuleError,
+    (key) =>
+      CONSUMER_KEYS.includes(key)
+        ? ` (it belongs in options.consumer.${key})`
+        : REGISTRATION_KEYS.includes(key)
+          ? ` here (forRootAsync takes ${key} beside useFactory, not from the factory's result)`
+          : '',
+    REGISTRATION_KEYS,
   );
   const source = sourceOf(input);
   const options = resolveOptions(moduleOptionTable, input, 'options', raiseModuleError);

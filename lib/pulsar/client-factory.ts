@@ -133,6 +133,9 @@ function nativeModuleOf(loaded: unknown): NativePulsarModule {
   );
 }
 
+/** A pulsar:// or pulsar+ssl:// service URL where the `pulsar-client` package is not installed. */
+export class NativeClientMissingError extends BabelQueueError {}
+
 /** Loads `pulsar-client`, or fails with an error that says how to install it (or to use the WebSocket client). */
 export async function loadNativePulsar(
   load: () => Promise<unknown> = () => dynamicImport(NATIVE_PACKAGE),
@@ -142,7 +145,7 @@ export async function loadNativePulsar(
     loaded = await load();
   } catch (error) {
     if (isModuleNotFound(error)) {
-      throw new BabelQueueError(
+      throw new NativeClientMissingError(
         `a pulsar:// or pulsar+ssl:// serviceUrl needs the native Pulsar client, but the package "${NATIVE_PACKAGE}" is not installed: ` +
           `run "npm install ${NATIVE_PACKAGE}", or use an http(s):// or ws(s):// serviceUrl (the broker's web service port) ` +
           'for the built-in WebSocket client',
