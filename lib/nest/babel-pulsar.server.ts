@@ -516,7 +516,7 @@ export class BabelPulsarServer
         // A URN only a sibling subscription of this topic handles is that subscription's work: acknowledged here.
         dispatch: async (urn, envelope, message, requests) => {
           const route = routes.get(urn);
-          if (route) await this.dispatch(route, urn, envelope, message, topic, requests);
+          if (route) await this.dispatch(route, urn, envelope, message, topic, requests, binding.reportedAs);
         },
         hooks: this.hooks(),
         logger: this.consumerLogger(),
@@ -587,9 +587,10 @@ export class BabelPulsarServer
     message: PulsarMessage,
     topic: string,
     requests: SettleRequests,
+    reportedTopic = topic,
   ): Promise<void> {
     const { declaredAt, schema, ownIdempotency, batch } = original;
-    const context = contextFor([envelope, message, topic, urn], declaredAt, requests);
+    const context = contextFor([envelope, message, reportedTopic, urn], declaredAt, requests);
     const run = async (): Promise<void> => {
       let payload: unknown;
       try {

@@ -1,5 +1,5 @@
 import type { ConsumerLogger } from '../consumer/index.js';
-import { matchingTopics, type TopicPattern } from '../pulsar/topic-pattern.js';
+import { inPatternForm, matchingTopics, type TopicPattern } from '../pulsar/topic-pattern.js';
 import type { TopicLister } from '../pulsar/topic-lister.js';
 import type { Binding } from './handler-routes.js';
 
@@ -90,7 +90,7 @@ export class PatternWatch {
         }
         continue;
       }
-      await this.hooks.consume({ topic, subscription, routes }, late);
+      await this.hooks.consume({ topic, subscription, routes, reportedAs: inPatternForm(this.pattern, topic) }, late);
       this.consumed.add(topic);
       if (late) this.hooks.logger.log(`${topic} matches topicsPattern ${this.pattern.label}: consuming it`);
     }
