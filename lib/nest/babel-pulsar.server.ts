@@ -19,6 +19,7 @@ import { handlerPayload } from '../schema/message-payload.js';
 import { failureOf, unrelayedFailureOf } from './failure-classify.js';
 import { OUTCOME_LINE_TAPS, OutcomeLineTaps } from '../consumer/outcome-lines.js';
 import { assertSomethingListens, startupFailure } from '../pulsar/startup-failure.js';
+import { positionAfterBrokerWait } from './late-subscription.js';
 import { ATTACH_RELAY, type BabelFailureRelay, type RelayTarget } from './failure-relay.js';
 import { subscriptionLine } from './startup-lines.js';
 import { BrokerWait } from './broker-wait.js';
@@ -357,12 +358,12 @@ export class BabelPulsarServer
   }
 
   /** Subscribes every binding; on a failure releases what was created and rejects. */
-  private async subscribeAll(): Promise<void> {
+  private async subscribeAll(initialPosition?: 'Latest' | 'Earliest'): Promise<void> {
     try {
       const bindings = this.routes.subscribed();
       for (const binding of bindings) {
         if (binding.pattern) await this.watchPattern(binding, bindings);
-        else this.running.push(await this.startBinding(binding, bindings));
+        else this.running.push(await this.startBinding(binding, bindings, initialPosition));
       }
     } catch (error) {
       this.setStatus('disconnected');
@@ -378,7 +379,7 @@ export class BabelPulsarServer
     return new BrokerWait(
       {
         attempt: async () => {
-          await this.subscribeAll();
+          await this.subscribeAll(positionAfterBrokerWait(this.settings.subscriptionInitialPosition));
           this.startConsuming();
         },
         onWaiting: (first) =>
@@ -456,7 +457,7 @@ export class BabelPulsarServer
   private async startBinding(
     binding: Binding,
     all: readonly Binding[],
-    initialPosition?: 'Earliest',
+    initialPosition?: 'Latest' | 'Earliest',
   ): Promise<TopicResources> {
     const { topic, routes } = binding;
     const { client, settings } = this;

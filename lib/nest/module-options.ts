@@ -195,7 +195,8 @@ export const moduleOptionTable = {
    * `'required'`: the app fails to start when the broker does not answer. `'optional'`: the app starts anyway,
    * health reports down, the consumers subscribe and the publisher's producer for `topic` connects once the broker
    * answers (one log line each way for each), and a publish meanwhile fails with a PublishError at the latest
-   * after `publishTimeoutMs`.
+   * after `publishTimeoutMs`. A subscription first made then starts at `Earliest` (unless
+   * `consumer.subscriptionInitialPosition` says otherwise), so what the app published before it is handled.
    * @defaultValue `'required'`
    */
   brokerAtStart: oneOf(['required', 'optional']),
