@@ -1,4 +1,9 @@
-import { createPulsarClient } from '../pulsar/client-factory.js';
+import {
+  createPulsarClient,
+  NATIVE_PACKAGE,
+  NativeClientMissingError,
+  type CreateClientDependencies,
+} from '../pulsar/client-factory.js';
 import type { PulsarClientLike } from '../pulsar/client-types.js';
 import { deadLetterStats, listDeadLetters, purgeDeadLetters, type BrowseOptions } from '../redrive/browse.js';
 import {
@@ -40,6 +45,7 @@ export async function runCli(
   argv: readonly string[],
   output: CliOutput = consoleOutput,
   env: NodeJS.ProcessEnv = process.env,
+  dependencies: CreateClientDependencies = {},
 ): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
@@ -64,23 +70,23 @@ export async function runCli(
     output.out(usage(verb));
     return EXIT.ok;
   }
+  // The client first: it connects lazily, so a missing pulsar-client is told before anything is asked of the broker.
+  let client: PulsarClientLike | undefined;
   try {
+    ({ client } = await createPulsarClient(
+      { serviceUrl: request.serviceUrl, ...(request.token ? { auth: { token: request.token } } : {}) },
+      dependencies,
+    ));
     const exists = await topicExists(request.topic, {
       adminUrl: request.adminUrl ?? adminUrlFor(request.serviceUrl),
       token: request.token,
     });
     if (!exists) throw new DeadLetterTopicMissingError(request.topic);
-    const { client } = await createPulsarClient({
-      serviceUrl: request.serviceUrl,
-      ...(request.token ? { auth: { token: request.token } } : {}),
-    });
-    try {
-      return await perform(client, request, output);
-    } finally {
-      await client.close().catch(() => undefined);
-    }
+    return await perform(client, request, output);
   } catch (error) {
     return reportFailure(error, request, output);
+  } finally {
+    await client?.close().catch(() => undefined);
   }
 }
 
@@ -88,6 +94,14 @@ function reportFailure(error: unknown, request: CliRequest, output: CliOutput): 
   const prefix = `babelqueue-pulsar ${request.verb}:`;
   if (error instanceof DeadLetterUsageError) {
     output.err(failureText(`${prefix} ${error.message}`));
+    return EXIT.usage;
+  }
+  if (error instanceof NativeClientMissingError) {
+    output.err(
+      `${prefix} the service URL ${request.serviceUrl} needs the native Pulsar client, but "${NATIVE_PACKAGE}" is ` +
+        `not installed: run "npm install ${NATIVE_PACKAGE}", or pass --service-url http://<broker>:8080 (the ` +
+        'built-in WebSocket client, on the web service port)',
+    );
     return EXIT.usage;
   }
   if (error instanceof DeadLetterTopicMissingError) {

@@ -87,7 +87,7 @@ function duration(ms: number): string {
 function describeOutcome(outcome: FailureOutcome): string {
   switch (outcome.kind) {
     case 'retry':
-      return `retry in ${duration(outcome.delayMs)}`;
+      return outcome.delayMs > 0 ? `retry in ${duration(outcome.delayMs)}` : 'retry now';
     case 'nack':
       return 'retry by negative acknowledgement';
     case 'dead-lettered':

@@ -7,12 +7,14 @@ import {
 import type { Envelope } from '../envelope/index.js';
 import type { PulsarConsumer, PulsarMessage, PulsarProducer, PulsarProducerMessage } from '../pulsar/client-types.js';
 import { messageIdText } from '../pulsar/message-id.js';
+import { BQ } from '../pulsar/binding.js';
 import type { InboundMessage, OutboundCopy, Outcome, Settlement, SettlementPolicy } from './decision-types.js';
-import { asError, callHookSafely, type BabelQueueHooks, type ConsumerLogger } from './hooks.js';
+import { asError, callHookSafely, type BabelQueueHooks, type ConsumerLogger, type DeadLetterWrite } from './hooks.js';
 import { withHandlerTimeout, type HandlerDeadlines } from './handler-timeout.js';
 import { inspect } from './inspect.js';
 import { bareRecord, bodyOmittedRecord, isTooBig } from './oversize.js';
 import { deadLetterLine, failureLevel, failureLine, failureOutcomeOf, unreachable } from './diagnostics.js';
+import type { OutcomeLine, OutcomeLineTaps } from './outcome-lines.js';
 import type { RetryPolicy } from './retry-delay.js';
 import { countedAttempt, decideSettlement } from './settle.js';
 import { outcomeOfRequest, RequestedSettlement, SettleRequests } from './settle-request.js';
@@ -52,8 +54,10 @@ export interface ProcessorContext {
   handlerTimeoutMs?: (urn: string) => number;
   /** The consumer's handler time-outs (one timer per time-out length); without it, a timer per message. */
   deadlines?: HandlerDeadlines;
-  /** A failure's stack on its log line; otherwise the stack goes to the debug level. */
+  /** A failure's stack on its log line; otherwise the line alone (the stack is not logged). */
   logStackTraces?: boolean;
+  /** May take a delivery's failure and dead-letter lines instead of the log (the testing kit). */
+  outcomeLines?: OutcomeLineTaps;
   /** A handler passed its time-out and still runs; `stillRunning` settles when it finally ends. */
   onHandlerOverdue?: (urn: string, timeoutMs: number, stillRunning: Promise<void>) => void;
   /** True the first time `key` is reported (bounded memory); repeats are logged at debug level. */
@@ -106,10 +110,12 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
   let outcome: Outcome = { kind: 'handled' };
   let urn: string | null = null;
   let envelope: Envelope | Record<string, never> = {};
+  /** The failure onError reports, called after the failure's log line so that a hook's own lines follow it. */
+  let failure: Error | null = null;
   if (inspection.kind === 'gate-rejected') {
     onError(new SchemaVersionRejectedError(inspection.received), {});
   } else if (inspection.kind === 'poison') {
-    onError(new InvalidEnvelopeError(`poison message on ${ctx.topic}: ${inspection.reason}`), {});
+    failure = new InvalidEnvelopeError(`poison message on ${ctx.topic}: ${inspection.reason}`);
   } else {
     urn = inspection.urn;
     envelope = inspection.envelope;
@@ -139,7 +145,7 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
       // arrived (docs/contract.md#retries), so a failure is settled from a fresh decode of the unchanged bytes.
       settledFrom = inspect(inbound);
       if (settledFrom.kind === 'dispatch') envelope = settledFrom.envelope;
-      onError(asError(outcome.error), envelope);
+      failure = asError(outcome.error);
     }
   }
 
@@ -160,21 +166,36 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
     urn,
     action: settlement.action,
   };
-  await carryOut(settlement, message, envelope, ctx, event, onError);
+  const carried = await carryOut(settlement, message, ctx, event);
   if (settledFrom.kind !== 'gate-rejected' && (outcome.kind === 'failed' || settledFrom.kind === 'poison')) {
     const error =
       outcome.kind === 'failed'
         ? outcome.error
         : new InvalidEnvelopeError(settledFrom.kind === 'poison' ? settledFrom.reason : 'poison message');
-    reportFailure(ctx, event, settlement, policy.maxAttempts, countedAttempt(settledFrom.attempts), error);
+    reportFailure(ctx, message, event, settlement, policy.maxAttempts, countedAttempt(settledFrom.attempts), error);
   }
-  reportDeadLetter(ctx, event, settlement);
+  if (failure !== null) onError(failure, envelope);
+  if (carried.writeFailure) onError(carried.writeFailure, envelope);
+  reportDeadLetter(ctx, message, event, settlement);
+  const { deadLetter } = carried;
+  if (deadLetter) callHookSafely(ctx.logger, 'onDeadLetter', () => ctx.hooks.onDeadLetter?.(deadLetter, message));
   return event;
 }
 
-/** The one log line of a failed delivery, written once its settlement was carried out. */
+/** Writes a delivery's own line to the log, unless a tap (the testing kit) takes it. */
+function logOutcome(ctx: ProcessorContext, message: PulsarMessage, level: OutcomeLine['level'], text: string): void {
+  const babelMessageId = message.getProperties()[BQ.messageId] ?? '';
+  if (ctx.outcomeLines?.take({ level, text, babelMessageId })) return;
+  ctx.logger[level](text);
+}
+
+/**
+ * The one log line of a failed delivery, written once its settlement was carried out. Its stack only with
+ * `logStackTraces`: repeated on every attempt (or at another level) it would bury the lines themselves.
+ */
 function reportFailure(
   ctx: ProcessorContext,
+  message: PulsarMessage,
   event: SettledEvent,
   settlement: Settlement,
   maxAttempts: number,
@@ -193,15 +214,26 @@ function reportFailure(
   });
   const stack = error instanceof Error ? error.stack : undefined;
   // A stack trace repeats the error's message, which may carry message data: indented, controls escaped.
-  const withStack = stack === undefined ? line : indentedBlock(`${line}\n${stack}`);
-  ctx.logger[failureLevel(outcome)](ctx.logStackTraces ? withStack : line);
-  if (stack !== undefined && !ctx.logStackTraces) ctx.logger.debug?.(withStack);
+  logOutcome(
+    ctx,
+    message,
+    failureLevel(outcome),
+    stack !== undefined && ctx.logStackTraces ? indentedBlock(`${line}\n${stack}`) : line,
+  );
 }
 
 /** The line of a record written to the dead-letter topic, after the failure line that explains it. */
-function reportDeadLetter(ctx: ProcessorContext, event: SettledEvent, settlement: Settlement): void {
+function reportDeadLetter(
+  ctx: ProcessorContext,
+  message: PulsarMessage,
+  event: SettledEvent,
+  settlement: Settlement,
+): void {
   if (settlement.action !== 'dead-letter' || event.deadLetterTopic === undefined) return;
-  ctx.logger.warn(
+  logOutcome(
+    ctx,
+    message,
+    'warn',
     deadLetterLine({
       urn: event.urn,
       messageId: event.messageId,
@@ -244,25 +276,35 @@ async function runHandler(
   }
 }
 
+/** What the hooks hear of a settlement, once its lines are logged. */
+interface CarriedOut {
+  /** The dead-letter record written (onDeadLetter). */
+  deadLetter: DeadLetterWrite | null;
+  /** The retry copy or dead-letter record that could not be written (onError). */
+  writeFailure: Error | null;
+}
+
+const NOTHING_TO_REPORT: CarriedOut = { deadLetter: null, writeFailure: null };
+
 async function carryOut(
   settlement: Settlement,
   message: PulsarMessage,
-  envelope: Envelope | Record<string, never>,
   ctx: ProcessorContext,
   event: SettledEvent,
-  onError: (error: Error, envelope: Envelope | Record<string, never>) => void,
-): Promise<void> {
+): Promise<CarriedOut> {
   switch (settlement.action) {
     case 'ack':
       if (settlement.warning) ctx.logger.warn(escapeControls(settlement.warning));
-      return acknowledge(message, ctx, event);
+      await acknowledge(message, ctx, event);
+      return NOTHING_TO_REPORT;
     case 'drop':
       // Logged by the failure line (outcome dropped), which carries the same facts.
-      return acknowledge(message, ctx, event);
+      await acknowledge(message, ctx, event);
+      return NOTHING_TO_REPORT;
     case 'nack':
       event.reason = settlement.why;
       ctx.consumer.negativeAcknowledge(message);
-      return;
+      return NOTHING_TO_REPORT;
     case 'retry':
     case 'dead-letter': {
       const isRetry = settlement.action === 'retry';
@@ -289,17 +331,17 @@ async function carryOut(
         const line = `${failure.message} (message ${event.messageId} on ${ctx.topic} was negatively acknowledged and stays on the broker until the write succeeds${first ? '; repeats for this message are logged at debug level' : ''})`;
         if (first) ctx.logger.error(line);
         else ctx.logger.debug?.(line);
-        onError(failure, envelope);
         ctx.consumer.negativeAcknowledge(message);
-        return;
+        return { deadLetter: null, writeFailure: failure };
       }
       event.written = true;
+      let deadLetter: DeadLetterWrite | null = null;
       if (settlement.action === 'dead-letter') {
-        const record = { reason: settlement.reason, topic: producer.getTopic(), ...written };
+        deadLetter = { reason: settlement.reason, topic: producer.getTopic(), ...written };
         event.deadLetterTopic = producer.getTopic();
-        callHookSafely(ctx.logger, 'onDeadLetter', () => ctx.hooks.onDeadLetter?.(record, message));
       }
-      return acknowledge(message, ctx, event);
+      await acknowledge(message, ctx, event);
+      return { deadLetter, writeFailure: null };
     }
     default:
       return unreachable(settlement);

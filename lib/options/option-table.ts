@@ -66,17 +66,24 @@ export function resolveOptions<T extends OptionTable>(
   return resolved as ResolvedOptions<T>;
 }
 
-/** Refuses a key the table does not declare, listing those it does; `hint` may say where the key belongs. */
+/**
+ * Refuses a key the table does not declare, listing those it does (and `alsoListed`, keys taken before the table
+ * sees the input); `hint` may say where the key belongs.
+ */
 export function checkKnownKeys(
   input: Readonly<Record<string, unknown>>,
   allowed: readonly string[],
   prefix: string,
   raise: RaiseOptionError,
   hint: (key: string) => string = () => '',
+  alsoListed: readonly string[] = [],
 ): void {
   for (const key of Object.keys(input)) {
     if (!allowed.includes(key))
-      raise(`${prefix}.${key} is not an option${hint(key)}; allowed: ${allowed.join(', ')}`, 'type');
+      raise(
+        `${prefix}.${key} is not an option${hint(key)}; allowed: ${[...allowed, ...alsoListed].join(', ')}`,
+        'type',
+      );
   }
 }
 

@@ -11,6 +11,7 @@ import { BabelQueueError } from '../envelope/index.js';
 import type { PulsarClientLike } from './client-types.js';
 import { rememberServiceUrl } from './native/adapter.js';
 import { rememberAdminAccess } from './topic-lister.js';
+import { rememberClientUrl } from './startup-failure.js';
 import { resolveTls } from './tls.js';
 import { PulsarWebSocketClient, type TokenSupplier } from './websocket/index.js';
 
@@ -132,6 +133,9 @@ function nativeModuleOf(loaded: unknown): NativePulsarModule {
   );
 }
 
+/** A pulsar:// or pulsar+ssl:// service URL where the `pulsar-client` package is not installed. */
+export class NativeClientMissingError extends BabelQueueError {}
+
 /** Loads `pulsar-client`, or fails with an error that says how to install it (or to use the WebSocket client). */
 export async function loadNativePulsar(
   load: () => Promise<unknown> = () => dynamicImport(NATIVE_PACKAGE),
@@ -141,7 +145,7 @@ export async function loadNativePulsar(
     loaded = await load();
   } catch (error) {
     if (isModuleNotFound(error)) {
-      throw new BabelQueueError(
+      throw new NativeClientMissingError(
         `a pulsar:// or pulsar+ssl:// serviceUrl needs the native Pulsar client, but the package "${NATIVE_PACKAGE}" is not installed: ` +
           `run "npm install ${NATIVE_PACKAGE}", or use an http(s):// or ws(s):// serviceUrl (the broker's web service port) ` +
           'for the built-in WebSocket client',
@@ -206,6 +210,7 @@ export async function createPulsarClient(
   for (const warning of tls.warnings) warn(warning);
   if (kind === 'websocket') {
     const client = new PulsarWebSocketClient({ ...extra, serviceUrl, ...(auth && { token: auth.token }) });
+    rememberClientUrl(client, serviceUrl, kind);
     return { client, kind };
   }
   const native = await loadNativePulsar(dependencies.loadNative);
@@ -232,5 +237,6 @@ export async function createPulsarClient(
     validateHostname: tls.validateHostname,
     allowInsecure: tls.allowInsecure,
   });
+  rememberClientUrl(client, serviceUrl, kind);
   return { client, kind };
 }

@@ -15,6 +15,8 @@ export interface TopicPattern {
   regex: RegExp;
   /** `persistent://public/default/orders-.*`: how logs and errors name the pattern. */
   label: string;
+  /** How the pattern was written: a bare expression, `tenant/namespace/...`, or `persistent://...`. */
+  form: 'short' | 'namespace' | 'full';
 }
 
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.=:-]*$/;
@@ -65,7 +67,20 @@ export function parseTopicPattern(value: unknown, where: string): TopicPattern {
       },
     );
   }
-  return { domain, tenant, namespace, source, regex, label: `${domain}://${tenant}/${namespace}/${source}` };
+  const form = scheme ? 'full' : parts.length > 1 ? 'namespace' : 'short';
+  return { domain, tenant, namespace, source, regex, label: `${domain}://${tenant}/${namespace}/${source}`, form };
+}
+
+/**
+ * A found topic named the way the pattern was written (pure), as `ctx.getTopic()` reports it: a configured topic is
+ * reported as configured, so `orders-.*` finds `orders-eu`, `acme/ops/orders-.*` finds `acme/ops/orders-eu`, and
+ * `persistent://acme/ops/orders-.*` the full name.
+ */
+export function inPatternForm(pattern: TopicPattern, fullTopic: string): string {
+  const prefix = namespacePrefix(pattern);
+  if (pattern.form === 'full' || !fullTopic.startsWith(prefix)) return fullTopic;
+  const local = fullTopic.slice(prefix.length);
+  return pattern.form === 'short' ? local : `${pattern.tenant}/${pattern.namespace}/${local}`;
 }
 
 /** `persistent://tenant/namespace/` of the pattern: what each listed topic name starts with. */

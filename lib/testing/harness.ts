@@ -13,6 +13,7 @@ import type { PulsarClientLike, PulsarConsumer, PulsarProducer } from '../pulsar
 import { messageIdText } from '../pulsar/message-id.js';
 import { toLibraryClient } from '../pulsar/native/adapter.js';
 import { normalizeTopic } from '../pulsar/websocket/topic.js';
+import { outcomeLineTapsOf } from '../consumer/outcome-lines.js';
 
 /** What the harness needs of a BabelPulsarServer. */
 export interface SettlingServer {
@@ -50,6 +51,11 @@ export interface MessageOutcome {
   retries: ObservedMessage[];
   /** The dead-letter record, when `kind` is `dead-lettered`. */
   deadLetter?: ObservedMessage;
+  /**
+   * The server's log lines about this message (each failed delivery, its dead letter), which the harness keeps
+   * out of the test's output unless `logOutcomes` is set.
+   */
+  log: string[];
 }
 
 export interface TestHarnessOptions {
@@ -60,6 +66,13 @@ export interface TestHarnessOptions {
   watch?: string[];
   /** How long `outcome()` waits by default. Default 10000 ms. */
   timeoutMs?: number;
+  /**
+   * `true`: the server logs the failure and dead-letter lines of the messages the harness published, as it does in
+   * the app. By default they are kept in each outcome's `log` (and in a time-out's error) instead, so that a passing
+   * test of a message that fails on purpose prints no error line.
+   * @defaultValue `false`
+   */
+  logOutcomes?: boolean;
 }
 
 export interface PublishTestOptions {
@@ -107,14 +120,25 @@ export class BabelQueueTestHarness {
   private readonly listeners = new Set<() => void>();
   private readonly loops: Promise<void>[] = [];
   private readonly consumedTopics: string[];
+  /** The `bq-message-id`s this harness published, with the server's lines about each that it kept. */
+  private readonly lines = new Map<string, string[]>();
+  private readonly untap: () => void;
   private closed = false;
 
   private constructor(
     private readonly client: PulsarClientLike,
     server: SettlingServer,
     private readonly timeoutMs: number,
+    logOutcomes: boolean,
   ) {
     this.consumedTopics = [...new Set(server.describe().map(({ topic }) => fullName(topic)))];
+    const taps = logOutcomes ? undefined : outcomeLineTapsOf(server);
+    this.untap =
+      taps?.add(({ text, babelMessageId }) => {
+        const kept = this.lines.get(babelMessageId);
+        kept?.push(text);
+        return kept !== undefined;
+      }) ?? (() => undefined);
     server.on('settled', (event) => {
       if (this.closed) return;
       this.settled.push(event);
@@ -128,7 +152,12 @@ export class BabelQueueTestHarness {
     client: PulsarClientLike,
     options: TestHarnessOptions = {},
   ): Promise<BabelQueueTestHarness> {
-    const harness = new BabelQueueTestHarness(toLibraryClient(client), server, options.timeoutMs ?? 10_000);
+    const harness = new BabelQueueTestHarness(
+      toLibraryClient(client),
+      server,
+      options.timeoutMs ?? 10_000,
+      options.logOutcomes ?? false,
+    );
     const watch = options.watch ?? harness.consumedTopics.flatMap((topic) => [topic, `${topic}.dlq`]);
     for (const topic of new Set(watch.map(fullName))) await harness.observe(topic);
     return harness;
@@ -166,6 +195,7 @@ export class BabelQueueTestHarness {
     const topic = fullName(options.topic ?? this.consumedTopics[0] ?? '');
     const id = properties[BQ.messageId] || randomUUID();
     const before = this.copiesOf(id).length;
+    if (!this.lines.has(id)) this.lines.set(id, []);
     const producer = await this.producerFor(topic);
     await producer.send({
       data: Buffer.isBuffer(data) ? data : Buffer.from(data, 'utf8'),
@@ -198,6 +228,7 @@ export class BabelQueueTestHarness {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.untap();
     this.notify();
     await Promise.allSettled(this.observers.map((observer) => observer.unsubscribe()));
     await Promise.allSettled(this.observers.map((observer) => observer.close()));
@@ -256,7 +287,15 @@ export class BabelQueueTestHarness {
   }
 
   private outcomeOf(id: string, skip: number, timeoutMs = this.timeoutMs): Promise<MessageOutcome> {
-    return this.waitUntil(`the settlement of message ${id}`, timeoutMs, () => this.settledOutcome(id, skip));
+    return this.waitUntil(
+      `the settlement of message ${id}`,
+      timeoutMs,
+      () => this.settledOutcome(id, skip),
+      () => {
+        const kept = this.lines.get(id) ?? [];
+        return kept.length === 0 ? '' : `; the server's lines about it:\n${kept.join('\n')}`;
+      },
+    );
   }
 
   private settledOutcome(id: string, skip: number): MessageOutcome | undefined {
@@ -281,6 +320,7 @@ export class BabelQueueTestHarness {
       ...(last.reason !== undefined && { reason: last.reason }),
       deliveries,
       retries: copies.slice(1),
+      log: [...(this.lines.get(id) ?? [])],
     };
     if (last.action === 'dead-letter') {
       const topic = last.deadLetterTopic === undefined ? undefined : fullName(last.deadLetterTopic);
@@ -293,7 +333,12 @@ export class BabelQueueTestHarness {
     return outcome;
   }
 
-  private waitUntil<T>(what: string, timeoutMs: number, check: () => T | undefined): Promise<T> {
+  private waitUntil<T>(
+    what: string,
+    timeoutMs: number,
+    check: () => T | undefined,
+    explain: () => string = () => '',
+  ): Promise<T> {
     const first = check();
     if (first !== undefined) return Promise.resolve(first);
     return new Promise<T>((resolve, reject) => {
@@ -304,7 +349,7 @@ export class BabelQueueTestHarness {
         if (value !== undefined) finish(() => resolve(value));
       };
       const timer = setTimeout(
-        () => finish(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`))),
+        () => finish(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}${explain()}`))),
         timeoutMs,
       );
       const finish = (settle: () => void): void => {

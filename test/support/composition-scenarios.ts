@@ -333,10 +333,11 @@ export async function patternBatchRetry(env: CompositionEnv): Promise<void> {
     await publish(env.client, `${prefix}-a`, 'urn:comp:pbatch', { n: 2 });
     await until('three settled', () => service.settled.length === 3);
     expect(actions(service.settled).sort()).toEqual(['ack', 'ack', 'retry']);
+    // ctx.getTopic() names a found topic the way the pattern is written (short here).
     expect(handled.sort()).toEqual([
-      [full(`${prefix}-a`), 1, 0],
-      [full(`${prefix}-a`), 2, 0],
-      [full(`${prefix}-a`), 2, 1],
+      [`${prefix}-a`, 1, 0],
+      [`${prefix}-a`, 2, 0],
+      [`${prefix}-a`, 2, 1],
     ]);
   } finally {
     await service.close();

@@ -34,6 +34,18 @@ const headingsOf = (text: string): Set<string> =>
   );
 
 describe('the README and docs/', () => {
+  it("carries this repository's two commands, the test one exactly as .ci/run runs it", () => {
+    const ciRun = fs.readFileSync(path.join(root, '.ci/run'), 'utf8');
+    const commands = ciRun.split('\n').filter((line) => /^npm /.test(line.trim()));
+    expect(commands).toEqual(['npm ci && npm test']);
+    expect(ciRun).toContain("the README's test command");
+    const operations = fs.readFileSync(path.join(root, 'docs/operations.md'), 'utf8');
+    for (const command of [commands[0]!, 'npm ci && npm run demo']) {
+      expect(readme).toContain(`\`${command}\``);
+      expect(operations).toContain(command);
+    }
+  });
+
   it('the README is a guide of at most 300 lines', () => {
     expect(readme.trimEnd().split('\n').length).toBeLessThanOrEqual(300);
     for (const section of ['## Install', '## Choosing a client', '## Quick start', '## Testing', '## More'])

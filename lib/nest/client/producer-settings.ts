@@ -12,6 +12,7 @@ import {
 } from '../../pulsar/client-options.js';
 import { isRawNativeClient, NativeClientAdapter } from '../../pulsar/native/adapter.js';
 import { normalizeTopic, PulsarWebSocketClient } from '../../pulsar/websocket/index.js';
+import { UnavailableNativeClient } from '../../pulsar/native/unavailable-client.js';
 
 const fullName = (topic: string): string => {
   try {
@@ -24,7 +25,8 @@ const fullName = (topic: string): string => {
 /** Which of the two clients `client` is, when it is one of them (a client of the user's may be neither). */
 export function clientNameOf(client: unknown): PulsarClientName | undefined {
   if (client instanceof PulsarWebSocketClient) return 'websocket';
-  if (client instanceof NativeClientAdapter || isRawNativeClient(client)) return 'native';
+  if (client instanceof NativeClientAdapter || client instanceof UnavailableNativeClient || isRawNativeClient(client))
+    return 'native';
   return undefined;
 }
 

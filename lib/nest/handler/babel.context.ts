@@ -96,7 +96,9 @@ export class BabelContext extends BaseRpcContext<BabelContextArgs> {
 
   /**
    * The topic the message was consumed from, as configured: on a partitioned topic the logical name (`orders`),
-   * never one partition. `getPartition()` tells which partition the message came from.
+   * never one partition. A topic found by a `topicsPattern` is named the way the pattern is written (`events-.+`
+   * finds `events-shipping`; `persistent://public/default/events-.+` gives the full name). `getPartition()` tells
+   * which partition the message came from.
    */
   getTopic(): string {
     return this.args[2];

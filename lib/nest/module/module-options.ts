@@ -199,7 +199,8 @@ export const moduleOptionTable = {
    * `'required'`: the app fails to start when the broker does not answer. `'optional'`: the app starts anyway,
    * health reports down, the consumers subscribe and the publisher's producer for `topic` connects once the broker
    * answers (one log line each way for each), and a publish meanwhile fails with a PublishError at the latest
-   * after `publishTimeoutMs`.
+   * after `publishTimeoutMs`. A subscription first made then starts at `Earliest` (unless
+   * `consumer.subscriptionInitialPosition` says otherwise), so what the app published before it is handled.
    * @defaultValue `'required'`
    */
   brokerAtStart: oneOf(['required', 'optional']),
@@ -259,6 +260,9 @@ export interface ResolvedModuleOptions {
   cipher?: FieldCipher;
 }
 
+/** forRoot's keys that name and scope the registration rather than configure it (module-definition.ts). */
+const REGISTRATION_KEYS: readonly string[] = ['isGlobal', 'name'];
+
 /** Validates the module options at start-up, in one pass; every error names the option and what is allowed. */
 export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
   if (!isPlainObject(input)) {
@@ -266,8 +270,19 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
       'BabelQueueModule.forRoot() needs an options object (for forRootAsync, the factory must return one)',
     );
   }
-  checkKnownKeys(input, MODULE_KEYS, 'options', raiseModuleError, (key) =>
-    CONSUMER_KEYS.includes(key) ? ` (it belongs in options.consumer.${key})` : '',
+  // isGlobal and name are the registration's, which forRoot takes before these options are checked.
+  checkKnownKeys(
+    input,
+    MODULE_KEYS,
+    'options',
+    raiseModuleError,
+    (key) =>
+      CONSUMER_KEYS.includes(key)
+        ? ` (it belongs in options.consumer.${key})`
+        : REGISTRATION_KEYS.includes(key)
+          ? ` here (forRootAsync takes ${key} beside useFactory, not from the factory's result)`
+          : '',
+    REGISTRATION_KEYS,
   );
   const source = sourceOf(input);
   const options = resolveOptions(moduleOptionTable, input, 'options', raiseModuleError);

@@ -10,7 +10,10 @@ import { ConsumerMetrics } from '../../otel/metrics.js';
 import type { BabelHandlerExtras } from '../handler/babel-handler.decorator.js';
 import { BABEL_HANDLER_EXTRAS, BABEL_OWN_IDEMPOTENCY, BABEL_TRANSPORT } from '../constants.js';
 import { ATTACH_RELAY, type BabelFailureRelay, type RelayTarget } from '../pipeline/failure-relay.js';
+import { OUTCOME_LINE_TAPS, OutcomeLineTaps } from '../../consumer/outcome-lines.js';
+import { assertSomethingListens, startupFailure } from '../../pulsar/startup-failure.js';
 import { waitForBroker, type BrokerWait } from './broker-wait.js';
+import { positionAfterBrokerWait } from './late-subscription.js';
 import { nestProcessingHooks, type EndHook, type StartHook } from './processing-hooks.js';
 import { patternListerFor, singleDeadLetterTopic } from './pattern-listing.js';
 import { deadLetterTopicOf } from './consumer-config.js';
@@ -56,6 +59,8 @@ export class BabelPulsarServer
   // Handler errors must reach the settlement logic rather than be logged and swallowed by Nest.
   override readonly propagatesEventHandlerErrors = true;
   protected override readonly logger: Logger = new Logger(BabelPulsarServer.name);
+  /** Where the testing kit takes the outcome lines of the messages it published (docs/testing.md). */
+  readonly [OUTCOME_LINE_TAPS] = new OutcomeLineTaps();
 
   private readonly settings: ResolvedServerOptions;
   /** The client the server calls (the native one behind an adapter that evens out its behaviour). */
@@ -214,7 +219,7 @@ export class BabelPulsarServer
     this.subscriptions ??= new SubscriptionSet(
       planSubscriptions(this.routes.subscribed(), this.settings, (problem) => this.consumerLogger().warn(problem)),
       {
-        open: (model) => this.open(model),
+        open: (model, initialPosition) => this.open(model, initialPosition),
         listerFor: (model) => patternListerFor(this.settings.client, model),
         excluded: (topic) => topic === singleDeadLetterTopic(this.settings.deadLetter),
         deadLetterTopicOf: (topic) => deadLetterTopicOf(topic, this.settings.deadLetter),
@@ -240,12 +245,13 @@ export class BabelPulsarServer
       this.relays,
     );
     try {
+      await assertSomethingListens(this.options.client);
       await this.openAll(subscriptions);
     } catch (error) {
-      if (this.settings.brokerAtStart === 'required') throw error;
+      if (this.settings.brokerAtStart === 'required') throw startupFailure(error, this.options.client);
       const topics = this.settings.topics.map(fullTopicName).join(', ');
       this.brokerWait = waitForBroker(topics, this.consumerLogger(), error, async () => {
-        await this.openAll(subscriptions);
+        await this.openAll(subscriptions, positionAfterBrokerWait(this.settings.subscriptionInitialPosition));
         this.startConsuming(subscriptions);
       });
       return;
@@ -253,9 +259,9 @@ export class BabelPulsarServer
     this.startConsuming(subscriptions);
   }
 
-  private async openAll(subscriptions: SubscriptionSet): Promise<void> {
+  private async openAll(subscriptions: SubscriptionSet, initialPosition?: 'Earliest' | 'Latest'): Promise<void> {
     try {
-      await subscriptions.open(this.settings.shutdownTimeoutMs);
+      await subscriptions.open(this.settings.shutdownTimeoutMs, initialPosition);
     } catch (error) {
       this.monitor.set('disconnected');
       throw error;
@@ -268,28 +274,42 @@ export class BabelPulsarServer
     this.monitor.start();
   }
 
-  private open(model: Subscription) {
-    return openSubscription(model, {
-      client: this.client,
-      settings: this.settings,
-      logger: this.consumerLogger(),
-      hooks: consumerHooksOf(this.settings),
-      hasHandler: (subscription, urn) =>
-        subscription.routes.has(urn) || (this.subscriptions?.handledBySibling(subscription, urn) ?? false),
-      // A URN only a sibling subscription of this topic handles is that subscription's work: acknowledged here.
-      dispatch: async (subscription, urn, envelope, message, requests) => {
-        const route = subscription.routes.get(urn);
-        if (route) await this.dispatcher.dispatch(route, urn, envelope, message, subscription.topic, requests);
+  private open(model: Subscription, initialPosition?: 'Earliest' | 'Latest') {
+    return openSubscription(
+      model,
+      {
+        client: this.client,
+        settings: this.settings,
+        logger: this.consumerLogger(),
+        hooks: consumerHooksOf(this.settings),
+        outcomeLines: this[OUTCOME_LINE_TAPS],
+        hasHandler: (subscription, urn) =>
+          subscription.routes.has(urn) || (this.subscriptions?.handledBySibling(subscription, urn) ?? false),
+        // A URN only a sibling subscription of this topic handles is that subscription's work: acknowledged here.
+        dispatch: async (subscription, urn, envelope, message, requests) => {
+          const route = subscription.routes.get(urn);
+          if (route)
+            await this.dispatcher.dispatch(
+              route,
+              urn,
+              envelope,
+              message,
+              subscription.topic,
+              requests,
+              subscription.reportedTopic,
+            );
+        },
+        onSettled: (event) => {
+          this.metrics?.settled(event);
+          this.events.emit('settled', event);
+        },
+        onLoopError: (subscription, error) => {
+          this.consumerLogger().error(`receive on ${subscription.topic} failed: ${error.message}`);
+          this.events.emit('error', error);
+        },
       },
-      onSettled: (event) => {
-        this.metrics?.settled(event);
-        this.events.emit('settled', event);
-      },
-      onLoopError: (subscription, error) => {
-        this.consumerLogger().error(`receive on ${subscription.topic} failed: ${error.message}`);
-        this.events.emit('error', error);
-      },
-    });
+      initialPosition,
+    );
   }
 
   /** Nest's processing hooks around each handler call (docs/architecture.md#nests-processing-hooks). */

@@ -144,8 +144,8 @@ export const consumerOptions = {
    */
   maxOverdueHandlers: integer({ min: 1 }),
   /**
-   * Each failed delivery is logged on one line; its stack trace goes to the debug level. `true` puts the stack
-   * on that line instead.
+   * Each failed delivery is logged on one line, without its stack trace (at no level). `true` puts the stack on
+   * that line.
    * @defaultValue `false`
    */
   logStackTraces: flag(false),

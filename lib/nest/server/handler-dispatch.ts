@@ -69,10 +69,12 @@ export class HandlerDispatch {
     message: PulsarMessage,
     topic: string,
     requests: SettleRequests,
+    /** What `ctx.getTopic()` says (spans and metrics keep `topic`). */
+    reportedTopic = topic,
   ): Promise<void> {
     const { settings, processing } = this.deps;
     const { declaredAt, schema, ownIdempotency, batch } = route;
-    const context = contextFor([envelope, message, topic, urn], declaredAt, requests);
+    const context = contextFor([envelope, message, reportedTopic, urn], declaredAt, requests);
     const run = async (): Promise<void> => {
       let payload: unknown;
       try {

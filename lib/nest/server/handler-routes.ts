@@ -41,6 +41,8 @@ export interface Binding {
   routes: Map<string, Route>;
   /** A pattern binding: `topic` is the pattern's label, and the server consumes each topic that matches. */
   pattern?: { pattern: TopicPattern; discoveryMs: number };
+  /** What `ctx.getTopic()` reports for the binding's messages when it is not `topic` (a topic a pattern found). */
+  reportedAs?: string;
 }
 
 /** Where a handler consumes: its own topic or pattern and subscription (default: the server's). */

@@ -1,5 +1,5 @@
 import type { ConsumerLogger } from '../../consumer/index.js';
-import { matchingTopics, type TopicPattern } from '../../pulsar/topic-pattern.js';
+import { inPatternForm, matchingTopics, type TopicPattern } from '../../pulsar/topic-pattern.js';
 import type { TopicLister } from '../../pulsar/topic-lister.js';
 import type { Subscription, SubscriptionPattern } from './subscription.js';
 
@@ -13,7 +13,7 @@ export interface PatternWatchHooks {
    * Subscribes one matching topic (its full name) with the pattern's handlers. `late`: the topic appeared after
    * start, so its subscription starts at its first message (what was published before discovery is consumed).
    */
-  consume(topic: string, late: boolean): Promise<void>;
+  consume(topic: string, late: boolean, reportedAs: string): Promise<void>;
   logger: ConsumerLogger;
 }
 
@@ -95,7 +95,7 @@ export class PatternWatch {
         }
         continue;
       }
-      await this.hooks.consume(topic, late);
+      await this.hooks.consume(topic, late, inPatternForm(this.pattern, topic));
       this.consumed.add(topic);
       if (late) this.hooks.logger.log(`${topic} matches topicsPattern ${this.pattern.label}: consuming it`);
     }

@@ -77,7 +77,8 @@ const SERVER_ONLY_OPTIONS = {
   /**
    * `'required'`: listen() fails when the broker does not answer. `'optional'`: the app starts anyway, the
    * server reports `disconnected` (health down) and subscribes once the broker answers, with one log line when
-   * it starts waiting and one when it is connected.
+   * it starts waiting and one when it is connected. A subscription first made then starts at `Earliest` (unless
+   * `subscriptionInitialPosition` says otherwise), so what was published before it is handled.
    * @defaultValue `'required'`
    */
   brokerAtStart: oneOf(['required', 'optional'], 'required'),

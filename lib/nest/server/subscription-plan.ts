@@ -53,6 +53,7 @@ export function planSubscriptions(
     return new Subscription({
       topic: binding.topic,
       fullTopic: fullTopicName(binding.topic),
+      reportedTopic: binding.topic,
       subscription: binding.subscription,
       routes: binding.routes,
       consumer,

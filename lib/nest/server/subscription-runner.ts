@@ -1,5 +1,6 @@
 import { TopicConsumer, type BabelQueueHooks, type ConsumerLogger, type SettledEvent } from '../../consumer/index.js';
 import type { Dispatcher } from '../../consumer/process-message.js';
+import type { OutcomeLineTaps } from '../../consumer/outcome-lines.js';
 import { canPush, PushFeed } from '../../consumer/push-feed.js';
 import type { PulsarClientLike, PulsarProducer } from '../../pulsar/client-types.js';
 import { fullTopicName } from '../../pulsar/websocket/topic.js';
@@ -26,6 +27,8 @@ export interface SubscriptionRunnerDeps {
   settings: ResolvedServerOptions;
   logger: ConsumerLogger;
   hooks: BabelQueueHooks;
+  /** Where the testing kit takes the outcome lines of the messages it published. */
+  outcomeLines?: OutcomeLineTaps;
   /** True when this subscription, or a sibling subscription of its topic, handles the URN. */
   hasHandler(model: Subscription, urn: string): boolean;
   /** Runs the URN's handler of this subscription (a URN only a sibling handles is acknowledged here). */
@@ -38,6 +41,8 @@ export interface SubscriptionRunnerDeps {
 export async function openSubscription(
   model: Subscription,
   deps: SubscriptionRunnerDeps,
+  /** Where the subscription starts if Pulsar creates it now (overrides the configured position). */
+  initialPosition?: 'Earliest' | 'Latest',
 ): Promise<RunningSubscription> {
   const { client, settings, logger } = deps;
   const topic = model.topic;
@@ -57,10 +62,11 @@ export async function openSubscription(
       await keepDeadLetters(client, model.deadLetterTopic, (warning) => logger.warn(warning));
     // A client that pushes (the native listener) saves a receive() round trip per message.
     const feed = canPush(client) ? new PushFeed() : undefined;
+    const config = initialPosition
+      ? { ...model.consumer, subscriptionInitialPosition: initialPosition }
+      : model.consumer;
     const pulsarConsumer =
-      feed && canPush(client)
-        ? await client.subscribePush(model.consumer, feed.deliver)
-        : await client.subscribe(model.consumer);
+      feed && canPush(client) ? await client.subscribePush(config, feed.deliver) : await client.subscribe(config);
     const consumer = new TopicConsumer({
       topic,
       consumer: pulsarConsumer,
@@ -83,6 +89,7 @@ export async function openSubscription(
       logStackTraces: settings.logStackTraces,
       dispatch: (...call) => deps.dispatch(model, ...call),
       hooks: deps.hooks,
+      ...(deps.outcomeLines && { outcomeLines: deps.outcomeLines }),
       logger,
       onSettled: deps.onSettled,
       onLoopError: (error) => deps.onLoopError(model, error),

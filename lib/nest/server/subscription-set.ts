@@ -22,7 +22,8 @@ export interface SubscriptionState {
 }
 
 export interface SubscriptionSetDeps {
-  open(model: Subscription): Promise<RunningSubscription>;
+  /** Opens a subscription; `initialPosition` overrides where a new one starts (after a wait for the broker). */
+  open(model: Subscription, initialPosition?: 'Earliest' | 'Latest'): Promise<RunningSubscription>;
   /** Lists a pattern's namespace; throws (naming the handlers) when this client cannot. */
   listerFor(pattern: Subscription): TopicLister;
   /** A topic no pattern consumes (the server's single dead-letter topic). */
@@ -45,6 +46,8 @@ export class SubscriptionSet {
   private readonly watches: PatternWatch[] = [];
   private consuming = false;
   private closed = false;
+  /** Where subscriptions made from now on start (set once the server waited for the broker). */
+  private initialPosition: 'Earliest' | 'Latest' | undefined;
 
   constructor(
     readonly planned: readonly Subscription[],
@@ -55,12 +58,16 @@ export class SubscriptionSet {
     return this.runningList;
   }
 
-  /** Opens every planned subscription and the first round of each pattern; on a failure closes what opened. */
-  async open(shutdownTimeoutMs: number): Promise<void> {
+  /**
+   * Opens every planned subscription and the first round of each pattern; on a failure closes what opened.
+   * `initialPosition`: where subscriptions it creates start (see positionAfterBrokerWait).
+   */
+  async open(shutdownTimeoutMs: number, initialPosition?: 'Earliest' | 'Latest'): Promise<void> {
+    this.initialPosition = initialPosition;
     try {
       for (const model of this.planned) {
         if (model.pattern) await this.watch(model as PatternSubscription);
-        else this.runningList.push(await this.deps.open(model));
+        else this.runningList.push(await this.deps.open(model, initialPosition));
       }
     } catch (error) {
       await this.close(shutdownTimeoutMs);
@@ -145,9 +152,10 @@ export class SubscriptionSet {
         this.planned.some(
           (other) => !other.pattern && other.subscription === subscription && other.fullTopic === topic,
         ) || this.runningList.some(({ model }) => model.subscription === subscription && model.fullTopic === topic),
-      consume: async (topic, late) => {
+      consume: async (topic, late, reportedAs) => {
         // Released with the others on close: close() waits for a discovery under way before releasing.
-        const running = await deps.open(origin.derive(topic, late, deps.deadLetterTopicOf(topic)));
+        const model = origin.derive(topic, late, deps.deadLetterTopicOf(topic), reportedAs);
+        const running = await deps.open(model, late ? 'Earliest' : this.initialPosition);
         this.runningList.push(running);
         if (this.consuming && !this.closed) this.begin(running);
       },

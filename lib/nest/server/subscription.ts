@@ -32,6 +32,8 @@ export interface SubscriptionParts {
   topic: string;
   /** The full topic name (`persistent://tenant/namespace/topic`), or the pattern's label. */
   fullTopic: string;
+  /** What `ctx.getTopic()` says: as configured, or for a topic a pattern found, in the pattern's form. */
+  reportedTopic: string;
   subscription: string;
   routes: ReadonlyMap<string, Route>;
   /** The Pulsar consumer: the library's settings with the pass-through `consumerOptions` merged over them. */
@@ -53,6 +55,7 @@ export interface SubscriptionParts {
 export class Subscription implements SubscriptionParts {
   readonly topic: string;
   readonly fullTopic: string;
+  readonly reportedTopic: string;
   readonly subscription: string;
   readonly routes: ReadonlyMap<string, Route>;
   readonly consumer: PulsarConsumerConfig;
@@ -69,6 +72,7 @@ export class Subscription implements SubscriptionParts {
   constructor(parts: SubscriptionParts, origin?: Subscription) {
     this.topic = parts.topic;
     this.fullTopic = parts.fullTopic;
+    this.reportedTopic = parts.reportedTopic;
     this.subscription = parts.subscription;
     this.routes = parts.routes;
     this.consumer = parts.consumer;
@@ -93,7 +97,7 @@ export class Subscription implements SubscriptionParts {
    * `late`: the topic appeared after start, so it is read from its first message (nothing published before it was
    * found is skipped).
    */
-  derive(fullTopic: string, late: boolean, deadLetterTopic: string | null): Subscription {
+  derive(fullTopic: string, late: boolean, deadLetterTopic: string | null, reportedTopic: string): Subscription {
     if (!this.pattern) throw new Error(`${this.topic} is not a pattern subscription`);
     const { pattern: _pattern, ...inherited } = this as SubscriptionParts;
     return new Subscription(
@@ -103,6 +107,7 @@ export class Subscription implements SubscriptionParts {
         fallback: this.fallback,
         topic: fullTopic,
         fullTopic,
+        reportedTopic,
         deadLetterTopic,
         consumer: { ...this.consumer, topic: fullTopic, ...(late && { subscriptionInitialPosition: 'Earliest' }) },
       },

@@ -207,6 +207,22 @@ async function buildAndStart(dir: string, env: NodeJS.ProcessEnv): Promise<void>
   expect(output).not.toMatch(/Cannot find module|ERR_MODULE_NOT_FOUND/);
 }
 
+/** The README's install lines by Nest major (`npm i <packages>   # Nest 12, ...`): the packages each names. */
+function readmeInstallLines(): Map<number, string[]> {
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+  const install = /## Install\n[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+  const lines = new Map<number, string[]>();
+  for (const [, packages, major] of install.matchAll(/^npm i (.+?)\s+# Nest (\d+)\b/gm))
+    lines.set(Number(major), packages!.trim().split(/\s+/));
+  return lines;
+}
+
+/** A fresh Nest CLI project's dependencies (no @nestjs/microservices yet: the install line adds it). */
+const freshCliProject = (nest: Record<string, string>) => {
+  const { '@nestjs/microservices': _added, '@nestjs/testing': _dev, ...dependencies } = nest;
+  return { ...dependencies, 'reflect-metadata': COMMON['reflect-metadata'], rxjs: COMMON.rxjs };
+};
+
 describe('consumer projects (packed package)', () => {
   let tarball: string;
   let env: NodeJS.ProcessEnv;
@@ -218,6 +234,31 @@ describe('consumer projects (packed package)', () => {
 
   afterAll(() => {
     if (tarball) fs.rmSync(path.dirname(tarball), { recursive: true, force: true });
+  });
+
+  it("the README's install lines resolve as pasted in a fresh Nest 11 and a fresh Nest 12 project", () => {
+    const lines = readmeInstallLines();
+    expect([...lines.keys()].sort()).toEqual([11, 12]);
+    for (const [major, nest] of [
+      [11, NEST_11],
+      [12, NEST_12],
+    ] as const) {
+      const packages = lines.get(major)!;
+      expect(packages).toEqual(['@babelqueue/nestjs-pulsar', `@nestjs/microservices@^${major}`, 'pulsar-client']);
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), `bq-install-nest${major}-`));
+      try {
+        fs.writeFileSync(
+          path.join(dir, 'package.json'),
+          JSON.stringify({ name: `fresh-nest${major}`, private: true, dependencies: freshCliProject(nest) }),
+        );
+        // The line as pasted, the package itself from the tarball; --dry-run resolves the whole tree (a peer
+        // conflict fails it, as it failed the unpinned line in a Nest 11 project) without installing it.
+        const asPasted = packages.map((name) => (name === '@babelqueue/nestjs-pulsar' ? tarball : name));
+        run('npm', ['install', '--dry-run', '--ignore-scripts', '--no-audit', '--no-fund', ...asPasted], dir);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    }
   });
 
   it('CommonJS + Jest: the Nest 11 CLI default project runs the quick start, its kit test and an e2e test', async () => {

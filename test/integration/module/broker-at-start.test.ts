@@ -31,6 +31,48 @@ class PingController {
 }
 
 describe("brokerAtStart: 'optional' (real broker coming up late)", () => {
+  it('loses nothing the app publishes while the broker comes back, before its consumers subscribed', async () => {
+    const target = new URL(onNative() ? nativeServiceUrl() : webUrl());
+    const proxy = new TcpProxy(target.hostname, Number(target.port));
+    await proxy.start();
+    proxy.pause();
+    const serviceUrl = `${onNative() ? 'pulsar' : 'http'}://127.0.0.1:${proxy.port}`;
+    const lines: string[] = [];
+    const logger = { log: (m: string) => lines.push(m), warn: (m: string) => lines.push(m), error: () => {} };
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        BabelQueueModule.forRoot({
+          serviceUrl,
+          topic: uniqueTopic('late-first'),
+          brokerAtStart: 'optional',
+          publishTimeoutMs: 10_000,
+          logger,
+          startupWarnings: false,
+          clientOptions: onNative()
+            ? { operationTimeoutSeconds: 5, connectionTimeoutMs: 1000 }
+            : { operationTimeoutMs: 5000, reconnect: { initialDelayMs: 100, maxDelayMs: 500 } },
+        }),
+      ],
+      controllers: [PingController],
+    }).compile();
+    const app = moduleRef.createNestMicroservice({ strategy: moduleRef.get(BabelPulsarServer), logger: false });
+    const consuming = () => lines.some((line) => line.includes('the broker answered') && line.includes('consuming'));
+    try {
+      await app.listen();
+      // A few of the server's attempts fail first, so that its next one is seconds away (its pauses double).
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      proxy.resume();
+      // Published as soon as the broker answers: the server has not subscribed yet.
+      await moduleRef.get(BabelPulsarClient).publish('urn:babel:late:ping', { n: 100 });
+      expect(consuming()).toBe(false);
+      await waitFor('the ping published before the subscription', () => received.includes(100), 60_000);
+      expect(consuming()).toBe(true);
+    } finally {
+      await app.close();
+      await proxy.stop();
+    }
+  });
+
   it('boots with health down, publish fails within publishTimeoutMs, and consumes and publishes once the broker answers', async () => {
     const target = new URL(onNative() ? nativeServiceUrl() : webUrl());
     const proxy = new TcpProxy(target.hostname, Number(target.port));

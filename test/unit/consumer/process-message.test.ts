@@ -215,4 +215,47 @@ describe('processMessage', () => {
     const event = await processMessage(valid(), ctx);
     expect(event.action).toBe('ack-failed');
   });
+
+  describe('the log lines of a failed delivery', () => {
+    function logged(overrides: Partial<ProcessorContext> = {}) {
+      const lines: Array<[level: string, text: string]> = [];
+      const push = (level: string) => (text: string) => void lines.push([level, text]);
+      const { ctx } = setup({
+        dispatch: async () => Promise.reject(new Error('warehouse unavailable')),
+        logger: { log: push('log'), warn: push('warn'), error: push('error'), debug: push('debug') },
+        ...overrides,
+      });
+      return { ctx, lines };
+    }
+
+    it('one line, without the stack and without a debug repeat', async () => {
+      const { ctx, lines } = logged();
+      await processMessage(valid(), ctx);
+      expect(lines).toEqual([['warn', expect.stringMatching(/^message failed: .*warehouse unavailable"$/)]]);
+    });
+
+    it('the stack on that line with logStackTraces', async () => {
+      const { ctx, lines } = logged({ logStackTraces: true });
+      await processMessage(valid(), ctx);
+      expect(lines).toEqual([
+        ['warn', expect.stringMatching(/^message failed: .*warehouse unavailable"\n.*\n\s+at /s)],
+      ]);
+    });
+
+    it('then the dead-letter line, and the hooks each after the line it follows', async () => {
+      const { ctx, lines } = logged({
+        hooks: {
+          onError: () => void lines.push(['hook', 'onError']),
+          onDeadLetter: () => void lines.push(['hook', 'onDeadLetter']),
+        },
+      });
+      await processMessage(valid({ 'bq-attempts': '2' }), ctx);
+      expect(lines.map(([level, text]) => `${level} ${text.split(':')[0]}`)).toEqual([
+        'error message failed',
+        'hook onError',
+        'warn dead-lettered',
+        'hook onDeadLetter',
+      ]);
+    });
+  });
 });

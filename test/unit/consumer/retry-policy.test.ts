@@ -156,7 +156,7 @@ describe('log lines', () => {
   it.each<[Parameters<typeof failureLine>[0]['outcome'], number, string]>([
     [{ kind: 'retry', delayMs: 2000 }, 1, 'attempt=1/3 outcome="retry in 2s"'],
     [{ kind: 'retry', delayMs: 250 }, 1, 'outcome="retry in 250ms"'],
-    [{ kind: 'retry', delayMs: 0 }, 2, 'attempt=2/3 outcome="retry in 0ms"'],
+    [{ kind: 'retry', delayMs: 0 }, 2, 'attempt=2/3 outcome="retry now"'],
     [{ kind: 'nack' }, 1, 'outcome="retry by negative acknowledgement"'],
     [{ kind: 'dead-lettered', nonRetriable: false }, 3, 'attempt=3/3 outcome=dead-lettered'],
     [{ kind: 'dead-lettered', nonRetriable: true }, 1, 'outcome="dead-lettered (not retriable)"'],

@@ -1,5 +1,10 @@
 import { BabelHandler } from '../../../lib/index.js';
-import { matchingTopics, parseTopicPattern } from '../../../lib/pulsar/topic-pattern.js';
+import {
+  inPatternForm,
+  matchingTopics,
+  namespacePrefix,
+  parseTopicPattern,
+} from '../../../lib/pulsar/topic-pattern.js';
 import { topicListerOf } from '../../../lib/pulsar/topic-lister.js';
 import { PulsarWebSocketClient } from '../../../lib/pulsar/websocket/index.js';
 import { InMemoryPulsar } from '../../../lib/testing/index.js';
@@ -160,5 +165,16 @@ describe('PatternWatch', () => {
     expect(log.lines).toContain(
       'topicsPattern persistent://public/default/orders-.*: listing the namespace works again',
     );
+  });
+});
+
+describe('inPatternForm: what ctx.getTopic() reports for a found topic, in the form the pattern was written', () => {
+  it.each([
+    ['orders-.*', 'orders-eu'],
+    ['acme/ops/orders-.*', 'acme/ops/orders-eu'],
+    ['persistent://acme/ops/orders-.*', 'persistent://acme/ops/orders-eu'],
+  ])('%s finds %s', (written, reported) => {
+    const pattern = parseTopicPattern(written, 'topicsPattern');
+    expect(inPatternForm(pattern, `${namespacePrefix(pattern)}orders-eu`)).toBe(reported);
   });
 });

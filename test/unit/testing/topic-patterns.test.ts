@@ -42,9 +42,9 @@ describe('topic patterns (testing kit)', () => {
       await publish(pulsar, 'kit-orders-b', { n: 2, fail: 'refuse' });
       while (service.settled.length < 3) await new Promise((resolve) => setTimeout(resolve, 10));
       expect([...handled].sort((x, y) => x.n - y.n || x.attempts - y.attempts)).toEqual([
-        { n: 1, topic: full('kit-orders-a'), attempts: 0 },
-        { n: 1, topic: full('kit-orders-a'), attempts: 1 },
-        { n: 2, topic: full('kit-orders-b'), attempts: 0 },
+        { n: 1, topic: 'kit-orders-a', attempts: 0 },
+        { n: 1, topic: 'kit-orders-a', attempts: 1 },
+        { n: 2, topic: 'kit-orders-b', attempts: 0 },
       ]);
       expect(pulsar.published('kit-orders-a').map(({ properties }) => properties['bq-attempts'])).toEqual([
         '0',

@@ -119,6 +119,16 @@ describe('resolveModuleOptions', () => {
       /options\.topics is not an option \(it belongs in options\.consumer\.topics\); allowed: serviceUrl/,
     ],
     [
+      'a misspelt isGlobal: the list names the registration keys too',
+      { client, topic: 't', isGlobl: true },
+      /options\.isGlobl is not an option; allowed: serviceUrl, .*, isGlobal, name$/,
+    ],
+    [
+      "isGlobal in a forRootAsync factory's result",
+      { client, topic: 't', isGlobal: true },
+      /options\.isGlobal is not an option here \(forRootAsync takes isGlobal beside useFactory/,
+    ],
+    [
       'an unknown consumer option',
       { client, topic: 't', consumer: { prefetch: 1 } },
       /options\.consumer\.prefetch is not an option; allowed: topics/,

@@ -42,6 +42,23 @@ const waitUntil = async (check: () => boolean) => {
 };
 
 describe("brokerAtStart: 'optional'", () => {
+  it('loses nothing the app publishes when the broker is back but its consumers have not subscribed yet', async () => {
+    const pulsar = new InMemoryPulsar();
+    pulsar.setAvailable(false);
+    const { app, moduleRef, lines } = await boot(pulsar, { brokerAtStart: 'optional', publishTimeoutMs: 200 });
+    await app.listen();
+    const consuming = () =>
+      lines.some(([, message]) => message.includes('the broker answered after') && message.includes('consuming'));
+    pulsar.setAvailable(true);
+    // Published at once, before the server's next attempt to subscribe (it waits at least 500 ms between them).
+    await moduleRef.get(BabelPulsarClient).publish('urn:babel:orders:created', { n: 'while-subscribing' });
+    expect(consuming()).toBe(false);
+    await waitUntil(() => handled.some((data) => (data as { n?: unknown }).n === 'while-subscribing'));
+    expect(consuming()).toBe(true);
+    await app.close();
+    handled.length = 0;
+  });
+
   it('boots without the broker, reports down, then consumes once the broker answers', async () => {
     const pulsar = new InMemoryPulsar();
     pulsar.setAvailable(false);

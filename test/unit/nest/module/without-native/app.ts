@@ -1,0 +1,35 @@
+// The README's quick start where pulsar-client is not installed, with its default pulsar:// URL: what a user of
+// the WebSocket-only install line meets. Prints one JSON line per step (compile, listen, publish).
+import 'reflect-metadata';
+import { Test } from '@nestjs/testing';
+import { BabelPulsarClient, BabelPulsarServer } from '../../../../../lib/index.js';
+import { AppModule } from '../../../../integration/module/readme-snippets/app.module.js';
+
+const report = (step: string, outcome: unknown) => console.log(JSON.stringify({ step, outcome }));
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+// The README's test: the publisher replaced, an HTTP app initialised, nothing listens or publishes.
+const overridden = await Test.createTestingModule({ imports: [AppModule] })
+  .overrideProvider(BabelPulsarClient)
+  .useValue({ publish: async () => 'id' })
+  .compile();
+const http = overridden.createNestApplication({ logger: false });
+await http.init();
+await http.close();
+report('compile', 'ok');
+
+const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+const app = moduleRef.createNestMicroservice({ strategy: moduleRef.get(BabelPulsarServer), logger: false });
+try {
+  await app.listen();
+  report('listen', 'ok');
+} catch (error) {
+  report('listen', messageOf(error));
+}
+try {
+  await app.get(BabelPulsarClient).publish('urn:babel:orders:cancelled', { order_id: 1 });
+  report('publish', 'ok');
+} catch (error) {
+  report('publish', messageOf(error));
+}
+await app.close();
