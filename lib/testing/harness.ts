@@ -12,7 +12,7 @@ import { BQ, pulsarProperties } from '../pulsar/binding.js';
 import type { PulsarClientLike, PulsarConsumer, PulsarProducer } from '../pulsar/client-types.js';
 import { messageIdText } from '../pulsar/message-id.js';
 import { toLibraryClient } from '../pulsar/native/adapter.js';
-import { normalizeTopic } from '../pulsar/websocket/topic.js';
+import { fullTopicName } from '../pulsar/websocket/topic.js';
 import { outcomeLineTapsOf } from '../consumer/outcome-lines.js';
 
 /** What the harness needs of a BabelPulsarServer. */
@@ -103,13 +103,7 @@ const parse = (data: Buffer): unknown => {
   }
 };
 
-const fullName = (topic: string): string => {
-  try {
-    return normalizeTopic(topic);
-  } catch {
-    return topic;
-  }
-};
+const fullName = fullTopicName;
 
 /** Publishes to and reads from a running app's topics, and tells how each message was settled. */
 export class BabelQueueTestHarness {

@@ -1,7 +1,7 @@
 import { BabelQueueError } from '../../envelope/index.js';
 import type { PulsarClientLike, PulsarProducer } from '../../pulsar/client-types.js';
 import { toLibraryClient } from '../../pulsar/native/adapter.js';
-import { normalizeTopic } from '../../pulsar/websocket/index.js';
+import { fullTopicName } from '../../pulsar/websocket/topic.js';
 import type { ProducerSource } from '../server/server-options.js';
 import { checkedProducerSettings, producerOptionsFor } from './producer-settings.js';
 import type { ProducerOptionsSettings } from '../../pulsar/client-options.js';
@@ -14,13 +14,8 @@ export interface PooledProducerState {
 }
 
 /** `orders` and `persistent://public/default/orders` are the same topic and share a producer. */
-function topicKey(topic: string): string {
-  try {
-    return normalizeTopic(topic);
-  } catch {
-    return topic; // left to the client to accept or reject
-  }
-}
+// A malformed name is left to the client to accept or reject.
+const topicKey = fullTopicName;
 
 /**
  * Producers created lazily, one per topic, shared by every caller: BabelPulsarClient publishes and the

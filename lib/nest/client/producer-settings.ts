@@ -11,16 +11,11 @@ import {
   type PulsarProducerOptions,
 } from '../../pulsar/client-options.js';
 import { isRawNativeClient, NativeClientAdapter } from '../../pulsar/native/adapter.js';
-import { normalizeTopic, PulsarWebSocketClient } from '../../pulsar/websocket/index.js';
+import { PulsarWebSocketClient } from '../../pulsar/websocket/index.js';
+import { fullTopicName } from '../../pulsar/websocket/topic.js';
 import { UnavailableNativeClient } from '../../pulsar/native/unavailable-client.js';
 
-const fullName = (topic: string): string => {
-  try {
-    return normalizeTopic(topic.trim());
-  } catch {
-    return topic.trim();
-  }
-};
+const fullName = (topic: string): string => fullTopicName(topic.trim());
 
 /** Which of the two clients `client` is, when it is one of them (a client of the user's may be neither). */
 export function clientNameOf(client: unknown): PulsarClientName | undefined {

@@ -1,6 +1,6 @@
 import { Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { ConsumerLogger } from '../../consumer/index.js';
-import { normalizeTopic } from '../../pulsar/websocket/index.js';
+import { fullTopicName } from '../../pulsar/websocket/topic.js';
 import { BrokerWait } from '../server/broker-wait.js';
 
 /** The part of BabelPulsarClient this needs (a test's stand-in without it is left alone). */
@@ -9,13 +9,7 @@ interface Connectable {
   readonly closed?: boolean;
 }
 
-const fullTopic = (topic: string): string => {
-  try {
-    return normalizeTopic(topic);
-  } catch {
-    return topic;
-  }
-};
+const fullTopic = fullTopicName;
 
 const isConnectable = (value: unknown): value is Connectable =>
   typeof (value as Partial<Connectable> | null)?.connect === 'function';

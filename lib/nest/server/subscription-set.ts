@@ -4,22 +4,13 @@ import { fullTopicName } from '../../pulsar/websocket/topic.js';
 import type { SubscriptionType } from '../../pulsar/client-types.js';
 import { PatternWatch } from './pattern-watch.js';
 import { selectSubscriptions, type SubscriptionTarget } from './pause-control.js';
-import type { RefusedProducerState } from './refused-producer.js';
+import type { BabelPulsarServer } from './babel-pulsar.server.js';
 import { subscriptionLine } from './startup-lines.js';
 import type { Subscription, SubscriptionPattern } from './subscription.js';
 import type { RunningSubscription } from './subscription-runner.js';
 
-/** One consumer as `server.describe()` reports it. */
-export interface SubscriptionState {
-  topic: string;
-  subscription: string;
-  active: number;
-  overdue: number;
-  connected: boolean;
-  /** Paused by pause(): no new message is handled until resume(). */
-  paused: boolean;
-  refused: RefusedProducerState[];
-}
+/** One consumer as `server.describe()` reports it (the server's public type). */
+export type SubscriptionState = ReturnType<BabelPulsarServer['describe']>[number];
 
 export interface SubscriptionSetDeps {
   /** Opens a subscription; `initialPosition` overrides where a new one starts (after a wait for the broker). */
