@@ -1,22 +1,18 @@
 import { Logger } from '@nestjs/common';
 import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microservices';
 import { EventEmitter } from 'node:events';
-import type { ConsumerLogger, SettledEvent } from '../../consumer/index.js';
+import type { ConsumerLogger } from '../../consumer/index.js';
 import type { PulsarClientLike } from '../../pulsar/client-types.js';
 import { toLibraryClient } from '../../pulsar/native/adapter.js';
-import { fullTopicName } from '../../pulsar/websocket/topic.js';
 import { loadOpenTelemetry } from '../../otel/tracing.js';
 import { ConsumerMetrics } from '../../otel/metrics.js';
 import type { BabelHandlerExtras } from '../handler/babel-handler.decorator.js';
 import { BABEL_HANDLER_EXTRAS, BABEL_OWN_IDEMPOTENCY, BABEL_TRANSPORT } from '../constants.js';
 import { ATTACH_RELAY, type BabelFailureRelay, type RelayTarget } from '../pipeline/failure-relay.js';
 import { OUTCOME_LINE_TAPS, OutcomeLineTaps } from '../../consumer/outcome-lines.js';
-import { assertSomethingListens, startupFailure } from '../../pulsar/startup-failure.js';
-import { waitForBroker, type BrokerWait } from './broker-wait.js';
-import { positionAfterBrokerWait } from './late-subscription.js';
+import type { BrokerWait } from './broker-wait.js';
+import { openAndConsume } from './server-startup.js';
 import { nestProcessingHooks, type EndHook, type StartHook } from './processing-hooks.js';
-import { patternListerFor, singleDeadLetterTopic } from './pattern-listing.js';
-import { deadLetterTopicOf } from './consumer-config.js';
 import { HandlerDispatch } from './handler-dispatch.js';
 import { routeOf } from './handler-registration.js';
 import { HandlerRoutes } from './handler-routes.js';
@@ -29,21 +25,15 @@ import {
 } from './server-options.js';
 import { fanOutWarnings, foreignPatternWarning } from './server-warnings.js';
 import { StatusMonitor, type BabelServerStatus } from './status-monitor.js';
+import type { BabelServerEvents } from './server-events.js';
 import type { Subscription } from './subscription.js';
-import { planSubscriptions } from './subscription-plan.js';
 import { openSubscription } from './subscription-runner.js';
 import { SubscriptionSet } from './subscription-set.js';
 import type { RefusedProducerState } from './refused-producer.js';
 
 export type { BabelServerStatus } from './status-monitor.js';
 
-/** Events of `server.on(...)`. */
-export type BabelServerEvents = {
-  /** Every delivery once settled: acknowledged, retried, dead-lettered, negatively acknowledged, dropped. */
-  settled: (event: SettledEvent) => void;
-  /** An error outside any one message (a failing receive, a consumer that cannot reconnect). */
-  error: (error: Error) => void;
-};
+export type { BabelServerEvents } from './server-events.js';
 
 /**
  * A NestJS CustomTransportStrategy that consumes Pulsar topics and routes each message to the
@@ -216,16 +206,11 @@ export class BabelPulsarServer
   /** The subscriptions, planned from the handlers on first use. */
   private planned(call: string): SubscriptionSet {
     if (this.closing) throw new Error(`${call}: BabelPulsarServer was closed`);
-    this.subscriptions ??= new SubscriptionSet(
-      planSubscriptions(this.routes.subscribed(), this.settings, (problem) => this.consumerLogger().warn(problem)),
-      {
-        open: (model, initialPosition) => this.open(model, initialPosition),
-        listerFor: (model) => patternListerFor(this.settings.client, model),
-        excluded: (topic) => topic === singleDeadLetterTopic(this.settings.deadLetter),
-        deadLetterTopicOf: (topic) => deadLetterTopicOf(topic, this.settings.deadLetter),
-        subscriptionType: this.settings.subscriptionType,
-        logger: this.consumerLogger(),
-      },
+    this.subscriptions ??= SubscriptionSet.plan(
+      this.routes.subscribed(),
+      this.settings,
+      this.consumerLogger(),
+      (...open) => this.open(...open),
     );
     return this.subscriptions;
   }
@@ -244,34 +229,13 @@ export class BabelPulsarServer
       subscriptions.planned.flatMap(({ routes }) => [...routes.values()]),
       this.relays,
     );
-    try {
-      await assertSomethingListens(this.options.client);
-      await this.openAll(subscriptions);
-    } catch (error) {
-      if (this.settings.brokerAtStart === 'required') throw startupFailure(error, this.options.client);
-      const topics = this.settings.topics.map(fullTopicName).join(', ');
-      this.brokerWait = waitForBroker(topics, this.consumerLogger(), error, async () => {
-        await this.openAll(subscriptions, positionAfterBrokerWait(this.settings.subscriptionInitialPosition));
-        this.startConsuming(subscriptions);
-      });
-      return;
-    }
-    this.startConsuming(subscriptions);
-  }
-
-  private async openAll(subscriptions: SubscriptionSet, initialPosition?: 'Earliest' | 'Latest'): Promise<void> {
-    try {
-      await subscriptions.open(this.settings.shutdownTimeoutMs, initialPosition);
-    } catch (error) {
-      this.monitor.set('disconnected');
-      throw error;
-    }
-  }
-
-  private startConsuming(subscriptions: SubscriptionSet): void {
-    if (this.closing) return;
-    subscriptions.startConsuming();
-    this.monitor.start();
+    this.brokerWait = await openAndConsume(subscriptions, {
+      settings: this.settings,
+      client: this.options.client,
+      monitor: this.monitor,
+      logger: this.consumerLogger(),
+      closing: () => this.closing !== null,
+    });
   }
 
   private open(model: Subscription, initialPosition?: 'Earliest' | 'Latest') {
@@ -285,20 +249,7 @@ export class BabelPulsarServer
         outcomeLines: this[OUTCOME_LINE_TAPS],
         hasHandler: (subscription, urn) =>
           subscription.routes.has(urn) || (this.subscriptions?.handledBySibling(subscription, urn) ?? false),
-        // A URN only a sibling subscription of this topic handles is that subscription's work: acknowledged here.
-        dispatch: async (subscription, urn, envelope, message, requests) => {
-          const route = subscription.routes.get(urn);
-          if (route)
-            await this.dispatcher.dispatch(
-              route,
-              urn,
-              envelope,
-              message,
-              subscription.topic,
-              requests,
-              subscription.reportedTopic,
-            );
-        },
+        dispatch: (...call) => this.dispatcher.dispatchIn(...call),
         onSettled: (event) => {
           this.metrics?.settled(event);
           this.events.emit('settled', event);

@@ -3,6 +3,11 @@ import type { TopicLister } from '../../pulsar/topic-lister.js';
 import { fullTopicName } from '../../pulsar/websocket/topic.js';
 import type { SubscriptionType } from '../../pulsar/client-types.js';
 import { PatternWatch } from './pattern-watch.js';
+import { deadLetterTopicOf } from './consumer-config.js';
+import type { Binding } from './handler-routes.js';
+import { patternListerFor, singleDeadLetterTopic } from './pattern-listing.js';
+import type { ResolvedServerOptions } from './server-options.js';
+import { planSubscriptions } from './subscription-plan.js';
 import { selectSubscriptions, type SubscriptionTarget } from './pause-control.js';
 import type { BabelPulsarServer } from './babel-pulsar.server.js';
 import { subscriptionLine } from './startup-lines.js';
@@ -44,6 +49,26 @@ export class SubscriptionSet {
     readonly planned: readonly Subscription[],
     private readonly deps: SubscriptionSetDeps,
   ) {}
+
+  /** The subscriptions of a server's bindings, planned now (see planSubscriptions), opened with `open`. */
+  static plan(
+    bindings: readonly Binding[],
+    settings: ResolvedServerOptions,
+    logger: ConsumerLogger,
+    open: SubscriptionSetDeps['open'],
+  ): SubscriptionSet {
+    return new SubscriptionSet(
+      planSubscriptions(bindings, settings, (problem) => logger.warn(problem)),
+      {
+        open,
+        listerFor: (model) => patternListerFor(settings.client, model),
+        excluded: (topic) => topic === singleDeadLetterTopic(settings.deadLetter),
+        deadLetterTopicOf: (topic) => deadLetterTopicOf(topic, settings.deadLetter),
+        subscriptionType: settings.subscriptionType,
+        logger,
+      },
+    );
+  }
 
   get running(): readonly RunningSubscription[] {
     return this.runningList;
