@@ -19,7 +19,8 @@ export type BatchCall = (route: Route, payloads: unknown[], context: BabelBatchC
  * promise `add` returns settles that message alone.
  */
 export class BatchDispatch {
-  private readonly collectors = new Map<Route, BatchCollector<BatchMember>>();
+  /** Every collector made so far (each also sits on its route: one batch per handler, across its topics). */
+  private readonly collectors: Array<BatchCollector<BatchMember>> = [];
   private closed = false;
 
   constructor(private readonly call: BatchCall) {}
@@ -32,17 +33,18 @@ export class BatchDispatch {
   /** Hands over every waiting batch now, and each later message at once (the server is stopping). */
   close(): void {
     this.closed = true;
-    for (const collector of this.collectors.values()) collector.close();
+    for (const collector of this.collectors) collector.close();
   }
 
   private collectorOf(route: Route): BatchCollector<BatchMember> {
-    let collector = this.collectors.get(route);
+    let collector = route.batchCollector;
     if (collector) return collector;
     const options = route.batch;
     if (!options) throw new Error(`${route.name} is not a batch handler`);
     collector = new BatchCollector<BatchMember>(options, (members) => this.runBatch(route, members));
     if (this.closed) collector.close();
-    this.collectors.set(route, collector);
+    this.collectors.push(collector);
+    route.batchCollector = collector;
     return collector;
   }
 

@@ -6,7 +6,8 @@ import type { BabelFailureRelay } from '../pipeline/failure-relay.js';
 import { fullTopicName as fullName } from '../../pulsar/websocket/topic.js';
 import type { PayloadSchema } from '../../schema/payload-schema.js';
 import type { PulsarConsumerOptions } from '../../pulsar/client-options.js';
-import type { ResolvedBatchOptions } from '../../consumer/batch-collector.js';
+import type { BatchCollector, ResolvedBatchOptions } from '../../consumer/batch-collector.js';
+import type { BatchMember } from './batch-dispatch.js';
 import type { TopicPattern } from '../../pulsar/topic-pattern.js';
 import type { RetriableRule } from '../pipeline/retriable-rule.js';
 
@@ -29,6 +30,8 @@ export interface Route {
   consumerOptions?: PulsarConsumerOptions;
   /** A batch handler: its messages are gathered and handed over together (see BatchDispatch). */
   batch?: ResolvedBatchOptions;
+  /** Set on a batch handler's first message: the batch being gathered, shared by every topic it consumes. */
+  batchCollector?: BatchCollector<BatchMember>;
   /** The handler's own retriable rule, asked before the server's (see composeRetriable). */
   isRetriable?: RetriableRule;
 }
