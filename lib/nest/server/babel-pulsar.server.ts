@@ -224,7 +224,7 @@ export class BabelPulsarServer
     const { tracing, metrics } = this.settings.telemetry;
     if ((tracing || metrics) && (await loadOpenTelemetry()) && metrics) this.metrics ??= ConsumerMetrics.create();
     if (this.settings.retry !== 'nack' && this.settings.startupWarnings)
-      for (const warning of fanOutWarnings(subscriptions.planned)) this.logger.warn(warning);
+      for (const warning of fanOutWarnings(subscriptions.planned)) this.consumerLogger().warn(warning);
     this.dispatcher.planDirectCalls(
       subscriptions.planned.flatMap(({ routes }) => [...routes.values()]),
       this.relays,
@@ -276,7 +276,7 @@ export class BabelPulsarServer
   private warnForeignPattern(pattern: string, isEventHandler: boolean): void {
     if (!this.settings.startupWarnings || this.foreignPatterns.has(pattern)) return;
     this.foreignPatterns.add(pattern);
-    this.logger.warn(foreignPatternWarning(pattern, isEventHandler));
+    this.consumerLogger().warn(foreignPatternWarning(pattern, isEventHandler));
   }
 
   /** Where the consumers log: the `logger` option, else the server's Nest Logger. */
