@@ -41,6 +41,9 @@ it('failing, hanging and oversized messages: none lost, none looping', async () 
     client,
     topics: topic,
     concurrency: 4,
+    // Every 'hang' attempt never ends (20 messages x 3 attempts): with the default bound (twice concurrency) the
+    // consumer would stop taking messages, as documented (status stalled). This scenario is about settling them.
+    maxOverdueHandlers: 100,
     maxAttempts: 3,
     nackRedeliverTimeoutMs: 200,
   });
