@@ -170,7 +170,8 @@ export class SubscriptionSet {
         ) || this.runningList.some(({ model }) => model.subscription === subscription && model.fullTopic === topic),
       consume: async (topic, late, reportedAs) => {
         // Released with the others on close: close() waits for a discovery under way before releasing.
-        const model = origin.derive(topic, late, deps.deadLetterTopicOf(topic), reportedAs);
+        const model = origin.derive(topic, deps.deadLetterTopicOf(topic), reportedAs);
+        // A topic found after start is read from its first message: nothing published before it was found is skipped.
         const running = await deps.open(model, late ? 'Earliest' : this.initialPosition);
         this.runningList.push(running);
         if (this.consuming && !this.closed) this.begin(running);

@@ -94,22 +94,19 @@ export class Subscription implements SubscriptionParts {
 
   /**
    * The subscription of one topic this pattern subscription found: the same handlers, settings and pause state.
-   * `late`: the topic appeared after start, so it is read from its first message (nothing published before it was
-   * found is skipped).
+   * Where a new subscription starts is the subscription set's decision (see SubscriptionSet), not the model's.
    */
-  derive(fullTopic: string, late: boolean, deadLetterTopic: string | null, reportedTopic: string): Subscription {
+  derive(fullTopic: string, deadLetterTopic: string | null, reportedTopic: string): Subscription {
     if (!this.pattern) throw new Error(`${this.topic} is not a pattern subscription`);
     const { pattern: _pattern, ...inherited } = this as SubscriptionParts;
     return new Subscription(
       {
         ...inherited,
-        routeSettings: this.routeSettings,
-        fallback: this.fallback,
         topic: fullTopic,
         fullTopic,
         reportedTopic,
         deadLetterTopic,
-        consumer: { ...this.consumer, topic: fullTopic, ...(late && { subscriptionInitialPosition: 'Earliest' }) },
+        consumer: { ...this.consumer, topic: fullTopic },
       },
       this,
     );
