@@ -260,7 +260,7 @@ describe('BabelQueueModule (live broker)', () => {
       reason: 'failed',
       topic: `persistent://public/default/${topic}.dlq`,
     });
-    // Dead-lettering is on by default in the module (D11): the record is on <topic>.dlq.
+    // Dead-lettering is on by default in the module (docs/configuration.md): the record is on <topic>.dlq.
     const record = envelopeOf(await receiveOne(dlq));
     expect(record).toMatchObject({
       job: FAILING,

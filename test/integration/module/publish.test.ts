@@ -84,7 +84,7 @@ describe('BabelPulsarClient (live broker)', () => {
     ]);
   });
 
-  it('holds a delayed message back until now + delay, with bq-delay (D8)', async () => {
+  it('holds a delayed message back until now + delay, with bq-delay', async () => {
     const delay = 3000;
     const sentAt = Date.now();
     await client.publish(URN, { n: 1 }, { delay });

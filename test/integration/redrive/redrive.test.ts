@@ -34,7 +34,7 @@ async function listen(topic: string): Promise<PulsarConsumer> {
   return consumer;
 }
 
-/** A dead-letter record as the server writes it (Decision D2), published to the DLQ. */
+/** A dead-letter record as the server writes it (docs/contract.md#dead-letter-records), published to the DLQ. */
 async function deadLetter(dlq: string, envelope: Envelope, reason: 'failed' | 'unknown_urn'): Promise<void> {
   const record = deadLetterRecord(envelope, { reason, error: new Error('boom'), attempts: 3, originalQueue: 'x' });
   const producer = await client.createProducer({ topic: dlq });
@@ -74,7 +74,7 @@ test('redrives failed records to their original queue, reset, and leaves the res
   await prepareDlq(dlq);
   const target = await listen(topic);
 
-  // A number beyond 2^53 must come back exactly (Decision D4).
+  // A number beyond 2^53 must come back exactly (docs/contract.md#retries).
   const exact = EnvelopeCodec.decode(
     `{"job":"urn:babel:orders:created","trace_id":"trace-1","data":{"amount":12345678901234567890,"ratio":1.0},` +
       `"meta":{"id":"id-1","queue":"${topic}","lang":"php","schema_version":1,"created_at":1},"attempts":0,"x_extra":true}`,

@@ -1,4 +1,4 @@
-// Defect 4 of issue 12: a handler that never settles counts as a failed attempt after its time-out, frees its
+// A handler that never settles counts as a failed attempt after its time-out, frees its
 // slot (the consumer keeps going), and shows as overdue in logs, describe(), status and health.
 import { jest } from '@jest/globals';
 import { Controller } from '@nestjs/common';

@@ -1,4 +1,4 @@
-// Defect 2 of issue 12: a handler that throws something other than an Error keeps its cause (Decision D2).
+// A handler that throws something other than an Error keeps its cause in the dead-letter record (docs/contract.md#dead-letter-records).
 import { jest } from '@jest/globals';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';

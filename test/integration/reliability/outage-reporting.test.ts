@@ -1,4 +1,4 @@
-// Defect 5 of issue 12: an outage is logged once when it starts and once when it ends (topic, how long), the
+// An outage is logged once when it starts and once when it ends (topic, how long), the
 // reconnect backoff is capped low, and a silently stalled connection is noticed by the keepalive.
 // WebSocket-specific: the cut is made by a TCP proxy in front of the broker's web port.
 import { jest } from '@jest/globals';

@@ -1,4 +1,4 @@
-// Defect 1 of issue 12: a message the consumer can receive but not re-publish (the WebSocket producer's frame
+// A message the consumer can receive but not re-publish (the WebSocket producer's frame
 // cap) reaches a terminal outcome: after maxAttempts handler runs, one dead-letter record without the body,
 // carrying the original size and message id; no endless nack loop. WebSocket-specific (its frame cap).
 import { jest } from '@jest/globals';

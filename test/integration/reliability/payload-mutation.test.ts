@@ -1,5 +1,5 @@
-// Defect 3 of issue 12: a handler's changes to its payload never leak into the retry copy or the
-// dead-letter record; both carry the data as it arrived (Decisions D3, D4).
+// A handler's changes to its payload never leak into the retry copy or the
+// dead-letter record; both carry the data as it arrived (docs/contract.md#retries, #dead-letter-records).
 import { jest } from '@jest/globals';
 import { Controller } from '@nestjs/common';
 import { Ctx, Payload } from '@nestjs/microservices';

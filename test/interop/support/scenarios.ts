@@ -909,7 +909,7 @@ export function defineInteropSuite(profile: PeerProfile): void {
       'unsupported' in profile.otel ? { unsupported: profile.otel.unsupported } : {},
     );
 
-    // ---------------------------------------------------------------- exact numbers (Decision D4)
+    // ---------------------------------------------------------------- exact numbers (docs/contract.md#retries)
 
     const URN_NUM = 'urn:babel:interop:numbers.checked';
     scenario(

@@ -1,4 +1,4 @@
-// The pure decision logic against contract §3.9, Decisions D1–D7 and behaviours 31–70 of contract §5.
+// The pure decision logic against docs/contract.md (settlement, routing, retries, dead-letter records).
 import {
   decideSettlement,
   inspect,
@@ -88,7 +88,7 @@ describe('routing (37–43)', () => {
     expect(inspection.urn).toBe('urn:babel:x');
   });
 
-  it('trims ASCII whitespace from bq-job (D6)', () => {
+  it('trims ASCII whitespace from bq-job', () => {
     const inspection = dispatched(valid({ 'bq-job': ' urn:babel:orders:created\t' }));
     expect(inspection.urn).toBe('urn:babel:orders:created');
     expect(inspection.mismatch).toBeNull();
@@ -286,7 +286,7 @@ describe('settlement (50–70)', () => {
     expect(body(settlement.record.data).dead_letter.reason).toBe('unknown_urn');
   });
 
-  it('writes poison to the dead-letter topic at once, bytes unchanged, properties kept (62, D1)', () => {
+  it('writes poison to the dead-letter topic at once, bytes unchanged, properties kept', () => {
     const payload = Buffer.from([0x7b, 0xff, 0x00, 0x7d]);
     const properties = { 'bq-job': 'urn:babel:orders:created', 'bq-attempts': '0', custom: 'x' };
     const settlement = decide(inbound(payload, properties), handled);
@@ -304,7 +304,7 @@ describe('settlement (50–70)', () => {
     expect(settlement.record.properties['bq-dead-letter-error']).toMatch(/UTF-8/);
   });
 
-  it('takes the bounded path for poison without a dead-letter destination (63, D3)', () => {
+  it('takes the bounded path for poison without a dead-letter destination', () => {
     const payload = Buffer.from('not json');
     const first = decide(inbound(payload, { 'bq-job': 'urn:x' }), handled, policy({ deadLetter: false }));
     if (first.action !== 'retry') throw new Error(first.action);
@@ -328,7 +328,7 @@ describe('settlement (50–70)', () => {
     }
   });
 
-  it('keeps exact numbers and unknown keys in retry and dead-letter copies (D4, 17)', () => {
+  it('keeps exact numbers and unknown keys in retry and dead-letter copies', () => {
     const raw =
       '{"job":"urn:babel:n","trace_id":"t","data":{"big":12345678901234567890,"f":1.0,"d":0.1000000000000000055511151231257827},' +
       '"meta":{"id":"i","queue":"orders","lang":"go","schema_version":1,"created_at":1,"x-extra":{"a":[1]}},"attempts":0,"future":[true]}';

@@ -55,7 +55,7 @@ describe('processMessage', () => {
     expect(event).toMatchObject({ action: 'retry', attempt: 1, written: true });
   });
 
-  it('negatively acknowledges, never acknowledges, when the retry publish fails (52, D7)', async () => {
+  it('negatively acknowledges, never acknowledges, when the retry publish fails', async () => {
     const onError = jest.fn<(...args: any[]) => any>();
     const { ctx, consumer, retryProducer } = setup({
       dispatch: async () => Promise.reject(new Error('handler')),
@@ -105,7 +105,7 @@ describe('processMessage', () => {
     );
   });
 
-  it('gate rejection: onError with SchemaVersionRejectedError and {}, no handler, no hook, acknowledged (35, D5)', async () => {
+  it('gate rejection: onError with SchemaVersionRejectedError and {}, no handler, no hook, acknowledged', async () => {
     const onError = jest.fn<(...args: any[]) => any>();
     const onUnknownUrn = jest.fn<(...args: any[]) => any>();
     const { ctx, journal, calls } = setup({ hooks: { onError, onUnknownUrn } });
@@ -151,7 +151,7 @@ describe('processMessage', () => {
     expect(journal).toEqual(['send:orders', 'ack']);
   });
 
-  it('a throwing onUnknownUrn counts as an unknown_urn failure (D7)', async () => {
+  it('a throwing onUnknownUrn counts as an unknown_urn failure', async () => {
     const { ctx, deadLetterProducer } = setup({
       hooks: {
         onUnknownUrn: () => {

@@ -23,7 +23,7 @@ const NOW = 1_780_000_000_000;
 const exponential: RetryPolicy = { backoff: 'exponential', initialDelayMs: 1000, maxDelayMs: 10_000 };
 
 describe('retryDelayMs (retry n → delay)', () => {
-  it('is 0 without a policy (a retry is due at once, Decision D3)', () => {
+  it('is 0 without a policy (a retry is due at once)', () => {
     expect([1, 2, 5].map((n) => retryDelayMs(undefined, n))).toEqual([0, 0, 0]);
   });
 
@@ -98,7 +98,7 @@ const decide = (message: InboundMessage, outcome: Outcome, p: SettlementPolicy) 
   decideSettlement(message, inspect(message), outcome, p);
 
 describe('the retry copy under a retry policy', () => {
-  it('carries no delivery time and no bq-delay without a policy (Decision D3)', () => {
+  it('carries no delivery time and no bq-delay without a policy', () => {
     const settlement = decide(valid(), failed(new Error('x')), policy());
     expect(settlement).toMatchObject({ action: 'retry', delayMs: 0 });
     if (settlement.action !== 'retry') return;
@@ -106,7 +106,7 @@ describe('the retry copy under a retry policy', () => {
     expect(settlement.copy.properties['bq-delay']).toBeUndefined();
   });
 
-  it('carries deliverAt = now + delay and bq-delay for the n-th retry (Decision D8)', () => {
+  it('carries deliverAt = now + delay and bq-delay for the n-th retry', () => {
     const third = decide(valid({ 'bq-attempts': '2' }), failed(new Error('x')), policy({ retryPolicy: exponential }));
     expect(third).toMatchObject({ action: 'retry', attempt: 3, delayMs: 4000 });
     if (third.action !== 'retry') return;

@@ -262,7 +262,7 @@ describe('the JSON.stringify fast path of encode', () => {
   });
 });
 
-describe('number texts survive a retry exactly (D4)', () => {
+describe('number texts survive a retry exactly', () => {
   it('decode → attempts+1 → encode changes nothing but attempts', () => {
     fc.assert(
       fc.property(dataText, valueText, numberToken, fc.nat({ max: 1000 }), (data, extra, metaNumber, attempts) => {

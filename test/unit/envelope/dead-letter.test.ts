@@ -1,4 +1,4 @@
-// Decisions D1/D2 and contract §2: the dead-letter record, its properties and the bare topic name.
+// docs/contract.md#dead-letter-records: the dead-letter record, its properties and the bare topic name.
 import { EnvelopeCodec, bareTopicName, deadLetterProperties, deadLetterRecord } from '../../../lib/envelope/index.js';
 import type { Envelope } from '../../../lib/envelope/index.js';
 
@@ -16,7 +16,7 @@ class GatewayTimeout extends Error {
   override name = 'GatewayTimeout';
 }
 
-describe('deadLetterRecord (D2)', () => {
+describe('deadLetterRecord', () => {
   it('appends the block in the emitted key order, with attempts = the counted attempt', () => {
     const record = deadLetterRecord(decoded(), {
       reason: 'failed',
@@ -131,7 +131,7 @@ describe('deadLetterRecord (D2)', () => {
   });
 });
 
-describe('deadLetterProperties (D1, D2)', () => {
+describe('deadLetterProperties', () => {
   it('gives the six bq-dead-letter-* properties as strings', () => {
     expect(
       deadLetterProperties({
@@ -169,7 +169,7 @@ describe('deadLetterProperties (D1, D2)', () => {
   });
 });
 
-describe('bareTopicName (25, D9)', () => {
+describe('bareTopicName', () => {
   it.each([
     ['persistent://public/default/orders', 'orders'],
     ['non-persistent://tenant/ns/orders.v2', 'orders.v2'],

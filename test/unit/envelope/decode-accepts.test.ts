@@ -1,4 +1,4 @@
-// Contract §1.4 and §5 behaviours 9–16: decode never throws, accepts() checks every rule in order.
+// The envelope rules (docs/contract.md#the-envelope): decode never throws, accepts() checks every rule in order.
 import { EnvelopeCodec } from '../../../lib/envelope/index.js';
 
 const valid = (): Record<string, unknown> => ({

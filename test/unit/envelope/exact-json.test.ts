@@ -1,4 +1,4 @@
-// Lossless JSON: exact numbers (Decision D4), prototype-safe keys, strings, duplicates, depth.
+// Lossless JSON: exact numbers (docs/contract.md#retries), prototype-safe keys, strings, duplicates, depth.
 import { EnvelopeCodec } from '../../../lib/envelope/index.js';
 import { MAX_DEPTH, parseJson, parseJsonStrict, stringifyJson } from '../../../lib/envelope/json.js';
 
@@ -32,7 +32,7 @@ describe('exact numbers', () => {
     '100',
   ];
 
-  it.each(numbers)('%s comes out exactly as it came in after a retry (D4)', (raw) => {
+  it.each(numbers)('%s comes out exactly as it came in after a retry', (raw) => {
     const data = `{"n":${raw},"list":[${raw},1,${raw}],"deep":{"x":[{"y":${raw}}]}}`;
     expect(retried(wrap(data))).toBe(wrap(data).replace('"attempts":0', '"attempts":1'));
   });

@@ -1,4 +1,4 @@
-// Contract §5 behaviours 1–8: make and encode.
+// make and encode (docs/contract.md#the-envelope).
 import { BabelQueueError, EnvelopeCodec } from '../../../lib/envelope/index.js';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

@@ -50,7 +50,7 @@ describe('BabelPulsarClient.publish', () => {
     expect(sent!.partitionKey).toBe('customer-9');
   });
 
-  it('sets deliverAt = now + delay and bq-delay in whole ms (D8)', async () => {
+  it('sets deliverAt = now + delay and bq-delay in whole ms', async () => {
     const { fake, client } = setup();
     const before = Date.now();
     await client.publish(URN, {}, { delay: 1500.2 });

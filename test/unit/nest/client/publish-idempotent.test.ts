@@ -1,4 +1,4 @@
-// Defect 6 of issue 12: an ambiguous publish can be retried safely — the rejection carries the message's
+// An ambiguous publish can be retried safely — the rejection carries the message's
 // meta.id and publish() accepts a caller-chosen id, so a retry keeps the id and consumers can deduplicate.
 import 'reflect-metadata';
 import { BabelPulsarClient, BabelQueueError, EnvelopeCodec, PublishError } from '../../../../lib/index.js';

@@ -1,4 +1,4 @@
-// Construction-time validation of BabelPulsarServer (behaviours 50 and 65).
+// Construction-time validation of BabelPulsarServer (docs/configuration.md).
 import 'reflect-metadata';
 import { BabelPulsarServer } from '../../../../lib/nest/index.js';
 import type { PulsarClientLike } from '../../../../lib/pulsar/client-types.js';

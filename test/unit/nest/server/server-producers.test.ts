@@ -1,4 +1,4 @@
-// Which producers the server owns (behaviour 66) and its defaults (behaviour 50, Decision D11), with a fake client.
+// Which producers the server owns and its defaults (docs/configuration.md), with a fake client.
 import 'reflect-metadata';
 import { BabelPulsarServer } from '../../../../lib/nest/index.js';
 import { resolveServerOptions } from '../../../../lib/nest/server/server-options.js';
@@ -79,7 +79,7 @@ describe('BabelPulsarServer producers', () => {
     await server.close();
   });
 
-  it('defaults: maxAttempts 3, subscription babelqueue, Shared, concurrency 1 (50, D11)', () => {
+  it('defaults: maxAttempts 3, subscription babelqueue, Shared, concurrency 1', () => {
     const { client } = fakeClient();
     expect(resolveServerOptions({ client, topics: 'orders' })).toMatchObject({
       maxAttempts: 3,

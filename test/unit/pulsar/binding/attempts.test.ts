@@ -1,4 +1,4 @@
-// Contract §3.6 and behaviours 44–49: attempts reconciliation.
+// Attempts reconciliation between bq-attempts and the body (docs/contract.md#retries).
 import { reconcileAttempts } from '../../../../lib/pulsar/binding.js';
 
 describe('reconcileAttempts', () => {

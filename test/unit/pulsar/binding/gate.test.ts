@@ -1,4 +1,4 @@
-// Contract §3.5 and behaviours 31–33, 36: the bq-schema-version gate, read before the body.
+// The bq-schema-version gate (docs/contract.md#the-schema-version-gate), read before the body.
 import { EnvelopeCodec, SchemaVersionRejectedError } from '../../../../lib/envelope/index.js';
 import { isBlankProperty, schemaVersionGate } from '../../../../lib/pulsar/binding.js';
 
@@ -53,7 +53,7 @@ describe('schemaVersionGate', () => {
     expect(EnvelopeCodec.rejection(envelope)).toMatch(/schema_version/);
   });
 
-  it('a rejection is reported with the received value, whitespace visible (D5)', () => {
+  it('a rejection is reported with the received value, whitespace visible', () => {
     expect(new SchemaVersionRejectedError(' 1').message).toMatch(/^bq-schema-version " 1" /);
   });
 });

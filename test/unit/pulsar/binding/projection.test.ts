@@ -1,4 +1,4 @@
-// Contract §3.1 and behaviours 20–23: the property projection.
+// The projection of the envelope onto bq-* properties (docs/contract.md#properties).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { EnvelopeCodec } from '../../../../lib/envelope/index.js';

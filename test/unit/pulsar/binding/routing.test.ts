@@ -1,4 +1,4 @@
-// Decision D6 and behaviours 37–39, 41–43: routing on bq-job with the body as fallback.
+// Routing on bq-job with the body as fallback (docs/contract.md#routing).
 import { EnvelopeCodec } from '../../../../lib/envelope/index.js';
 import { routingUrn } from '../../../../lib/pulsar/binding.js';
 
