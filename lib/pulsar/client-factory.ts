@@ -54,6 +54,7 @@ export interface NativePulsarModule<Auth = unknown> {
   AuthenticationToken: new (params: { token: string | (() => Promise<string>) }) => Auth;
 }
 
+/** What createPulsarClient and LazyPulsarClient take besides the settings (tests stand in a native module here). */
 export interface CreateClientDependencies {
   /** Loads the `pulsar-client` module; defaults to a dynamic import. */
   loadNative?: () => Promise<unknown>;

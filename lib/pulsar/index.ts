@@ -6,7 +6,12 @@ export * from './binding.js';
 export * from './partition.js';
 export { clientKindFor, createPulsarClient } from './client-factory.js';
 export { LazyPulsarClient } from './lazy-client.js';
-export type { PulsarAuthOptions, PulsarClientKind, PulsarClientSettings } from './client-factory.js';
+export type {
+  CreateClientDependencies,
+  PulsarAuthOptions,
+  PulsarClientKind,
+  PulsarClientSettings,
+} from './client-factory.js';
 export type {
   ProducerOptionsSettings,
   PulsarCompressionType,

@@ -25,9 +25,14 @@ import { toLibraryClient } from './native/adapter.js';
 import { rememberClientUrl } from './startup-failure.js';
 import { rememberAdminAccessOf } from './topic-lister.js';
 
+/**
+ * The Pulsar client BabelQueueModule makes from `serviceUrl` (`BABEL_PULSAR_CLIENT`): a `PulsarClientLike` that
+ * creates the native `Client` or a `PulsarWebSocketClient` on its first producer or consumer, or on `open()`.
+ */
 export class LazyPulsarClient implements PulsarClientLike {
   /** The client the service URL's scheme selects. */
   readonly kind: PulsarClientKind;
+  /** The service URL, trimmed. */
   readonly serviceUrl: string;
   private readonly prepared: PreparedClientSettings;
   private creating: Promise<{ raw: PulsarClientLike; library: PulsarClientLike }> | undefined;
@@ -56,10 +61,12 @@ export class LazyPulsarClient implements PulsarClientLike {
     return this.created;
   }
 
+  /** A producer of the client, created first when it does not exist yet. */
   async createProducer(config: PulsarProducerConfig): Promise<PulsarProducer> {
     return (await this.create()).library.createProducer(config);
   }
 
+  /** A consumer of the client, created first when it does not exist yet. */
   async subscribe(config: PulsarConsumerConfig): Promise<PulsarConsumer> {
     return (await this.create()).library.subscribe(config);
   }
