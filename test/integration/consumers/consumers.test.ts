@@ -253,13 +253,6 @@ const APP_UP = /Nest application successfully started/;
 /** No broker listens here: a kit test that reached for one would fail. */
 const NO_BROKER = { PULSAR_URL: 'pulsar://127.0.0.1:9', ORDERS_TOPIC: 'orders', FORCE_COLOR: '0' };
 
-const NEST_11 = {
-  '@nestjs/common': '11.1.6',
-  '@nestjs/core': '11.1.6',
-  '@nestjs/microservices': '11.1.6',
-  '@nestjs/platform-express': '11.1.6',
-  '@nestjs/testing': '11.1.6',
-};
 const NEST_12 = {
   '@nestjs/common': '12.1.1',
   '@nestjs/core': '12.1.1',
@@ -315,11 +308,29 @@ describe('the app with its publisher replaced', () => {
 });
 `;
 
-/** A fresh Nest CLI project's dependencies (no @nestjs/microservices yet: the install line adds it). */
-const freshCliProject = (nest: Record<string, string>) => {
-  const { '@nestjs/microservices': _added, '@nestjs/testing': _dev, ...dependencies } = nest;
-  return { ...dependencies, 'reflect-metadata': COMMON['reflect-metadata'], rxjs: COMMON.rxjs };
-};
+/**
+ * A fresh Nest CLI project of `major`: its dependencies as the CLI writes them (`^<major>.0.x` ranges, no
+ * @nestjs/microservices: the install line adds it), `@nestjs/testing` among its dev dependencies. npm gives a
+ * project made today the newest release of each, and the install line the newest @nestjs/microservices of the
+ * major, which may need that newest @nestjs/core: so the project is keyed by it (`latest`), installed again when
+ * Nest publishes one, as a project made that day would be.
+ */
+function freshCliProject(major: 11 | 12) {
+  const range = major === 11 ? '^11.0.1' : '^12.0.0';
+  const latest = JSON.parse(run('npm', ['view', `@nestjs/core@${range}`, 'version', '--json'], root).trim()) as
+    string | string[];
+  return {
+    dependencies: {
+      '@nestjs/common': range,
+      '@nestjs/core': range,
+      '@nestjs/platform-express': range,
+      'reflect-metadata': COMMON['reflect-metadata'],
+      rxjs: COMMON.rxjs,
+    },
+    testing: { '@nestjs/testing': range },
+    latest: Array.isArray(latest) ? latest[latest.length - 1]! : latest,
+  };
+}
 
 describe('consumer projects (packed package)', () => {
   let tarball: string;
@@ -349,13 +360,14 @@ describe('consumer projects (packed package)', () => {
 
   it('CommonJS + Jest: the Nest 11 CLI default project runs the quick start, its kit test and an e2e test', async () => {
     // The Nest 11 CLI's ts template (@nestjs/schematics 11.1): its test tooling and Jest configuration, as generated.
+    const fresh = freshCliProject(11);
     const manifest = {
       name: 'consumer-cjs',
       private: true,
       scripts: { test: 'jest', 'test:e2e': 'jest --config ./test/jest-e2e.json' },
-      dependencies: freshCliProject(NEST_11),
+      dependencies: fresh.dependencies,
       devDependencies: {
-        '@nestjs/testing': NEST_11['@nestjs/testing'],
+        ...fresh.testing,
         ...TS,
         jest: '30.5.2',
         'ts-jest': '29.4.15',
@@ -372,7 +384,7 @@ describe('consumer projects (packed package)', () => {
       },
     };
     const dir = project(
-      'cjs-nest11',
+      `cjs-nest${fresh.latest}`,
       manifest,
       {
         ...quickStart(),
@@ -483,14 +495,15 @@ describe('consumer projects (packed package)', () => {
 
   it('ESM + Vitest: the Nest 12 CLI default project runs the quick start, the kit test verbatim and an e2e test', async () => {
     // The Nest 12 CLI's ts-esm template: its test dependencies and configuration, as generated.
+    const fresh = freshCliProject(12);
     const manifest = {
       name: 'consumer-vitest',
       private: true,
       type: 'module',
       scripts: { test: 'vitest run', 'test:e2e': 'vitest run --config ./vitest.config.e2e.ts' },
-      dependencies: freshCliProject(NEST_12),
+      dependencies: fresh.dependencies,
       devDependencies: {
-        '@nestjs/testing': NEST_12['@nestjs/testing'],
+        ...fresh.testing,
         '@types/node': '^24.0.0',
         typescript: '^6.0.2',
         'vite-tsconfig-paths': '^5.1.4',
@@ -509,7 +522,7 @@ describe('consumer projects (packed package)', () => {
         '',
       ].join('\n');
     const dir = project(
-      'vitest-nest12',
+      `vitest-nest${fresh.latest}`,
       manifest,
       {
         ...quickStart(),
