@@ -56,7 +56,6 @@ export type { Envelope } from './envelope/index.js';
 
 // Clients.
 export { PulsarWebSocketClient } from './pulsar/websocket/index.js';
-export { LazyPulsarClient } from './pulsar/lazy-client.js';
 export type { PulsarClientLike, PulsarMessage, SubscriptionType } from './pulsar/client-types.js';
 export type { PulsarConsumerOptions, PulsarProducerOptions } from './pulsar/client-options.js';
 export type { PulsarAuthOptions } from './pulsar/client-factory.js';

@@ -19,7 +19,6 @@ import {
   type BabelQueueOptionsFactory,
   type DeadLetterWrite,
   type Envelope,
-  LazyPulsarClient,
 } from '../../../lib/index.js';
 import { rootModule, startMicroservice } from './support/apps.js';
 import {
@@ -38,6 +37,7 @@ import {
   waitFor,
   webUrl,
 } from './support/helpers.js';
+import { LazyPulsarClient } from '../../../lib/pulsar/index.js';
 
 jest.setTimeout(60_000);
 

@@ -1,10 +1,11 @@
 // The module's client, created on first need: nothing is loaded before the first producer or consumer, it is
 // made once, a failed creation is tried again, and close() before any use creates nothing.
-import { BabelQueueError, LazyPulsarClient, PulsarWebSocketClient } from '../../../lib/index.js';
+import { BabelQueueError, PulsarWebSocketClient } from '../../../lib/index.js';
 import type { PulsarConsumerConfig, PulsarProducerConfig } from '../../../lib/pulsar/client-types.js';
 import { clientNameOf } from '../../../lib/nest/client/producer-settings.js';
 import { clientUrlOf } from '../../../lib/pulsar/startup-failure.js';
 import { topicListerOf } from '../../../lib/pulsar/topic-lister.js';
+import { LazyPulsarClient } from '../../../lib/pulsar/index.js';
 
 class FakeAuthenticationToken {
   constructor(readonly params: { token: string }) {}

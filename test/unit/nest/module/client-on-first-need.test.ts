@@ -11,8 +11,8 @@ import {
   BabelPulsarClient,
   BabelPulsarServer,
   BabelQueueModule,
-  LazyPulsarClient,
 } from '../../../../lib/index.js';
+import { LazyPulsarClient } from '../../../../lib/pulsar/index.js';
 
 @Controller()
 class OrdersController {

@@ -2,13 +2,9 @@
 // the WebSocket-only install line meets. Prints one JSON line per step (compile, listen, publish).
 import 'reflect-metadata';
 import { Test } from '@nestjs/testing';
-import {
-  BABEL_PULSAR_CLIENT,
-  BabelPulsarClient,
-  BabelPulsarServer,
-  LazyPulsarClient,
-} from '../../../../../lib/index.js';
+import { BABEL_PULSAR_CLIENT, BabelPulsarClient, BabelPulsarServer } from '../../../../../lib/index.js';
 import { AppModule } from '../../../../integration/module/readme-snippets/app.module.js';
+import { LazyPulsarClient } from '../../../../../lib/pulsar/index.js';
 
 const report = (step: string, outcome: unknown) => console.log(JSON.stringify({ step, outcome }));
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
