@@ -14,6 +14,7 @@ import { rememberAdminAccess } from './topic-lister.js';
 import { rememberClientUrl } from './startup-failure.js';
 import { resolveTls } from './tls.js';
 import { PulsarWebSocketClient, type TokenSupplier } from './websocket/index.js';
+import { resolveOptions as resolveWebSocketOptions } from './websocket/options.js';
 
 export type PulsarClientKind = 'native' | 'websocket';
 
@@ -53,6 +54,7 @@ export interface NativePulsarModule<Auth = unknown> {
   AuthenticationToken: new (params: { token: string | (() => Promise<string>) }) => Auth;
 }
 
+/** What createPulsarClient and LazyPulsarClient take besides the settings (tests stand in a native module here). */
 export interface CreateClientDependencies {
   /** Loads the `pulsar-client` module; defaults to a dynamic import. */
   loadNative?: () => Promise<unknown>;
@@ -191,27 +193,59 @@ function nativeTokenSupplier(supplier: TokenSupplier): () => Promise<string> {
   };
 }
 
-/** Creates the client the service URL's scheme calls for. */
-export async function createPulsarClient(
+/**
+ * The settings of a client checked and resolved, before anything is loaded or created: what is wrong with them is
+ * known at once (an option error at start-up), while the client itself may be created later (LazyPulsarClient).
+ */
+export interface PreparedClientSettings {
+  kind: PulsarClientKind;
+  serviceUrl: string;
+  auth: PulsarAuthOptions | undefined;
+  clientOptions: Record<string, unknown>;
+  tls: ReturnType<typeof resolveTls>;
+}
+
+/** Checks the settings (scheme, auth, TLS) and gives the TLS warnings now; loads and creates nothing. */
+export function prepareClientSettings(
   settings: PulsarClientSettings,
-  dependencies: CreateClientDependencies = {},
-): Promise<{ client: PulsarClientLike; kind: PulsarClientKind }> {
+  dependencies: Pick<CreateClientDependencies, 'warn'> = {},
+): PreparedClientSettings {
   const kind = clientKindFor(settings?.serviceUrl);
   const serviceUrl = settings.serviceUrl.trim();
   const auth = checkAuth(settings.auth);
-  const extra = settings.clientOptions ?? {};
+  const clientOptions = settings.clientOptions ?? {};
   let tls: ReturnType<typeof resolveTls>;
   try {
-    tls = resolveTls(extra);
+    tls = resolveTls(clientOptions);
   } catch (error) {
     throw new BabelQueueError(`clientOptions: ${(error as Error).message}`);
   }
+  // The WebSocket client's own options (time-outs, CA files, reconnect) are checked now too, as its constructor
+  // checks them: a mistake there is an option error at start-up, not at the first publish.
+  if (kind === 'websocket') resolveWebSocketOptions({ ...clientOptions, serviceUrl });
   const warn = dependencies.warn ?? emitWarning;
   for (const warning of tls.warnings) warn(warning);
+  return { kind, serviceUrl, auth, clientOptions, tls };
+}
+
+/** The admin API's request headers for a client's credentials (a token supplier is asked each time). */
+export function adminHeadersFor(auth: PulsarAuthOptions | undefined): () => Promise<Record<string, string>> {
+  return async (): Promise<Record<string, string>> => {
+    const token = auth && (typeof auth.token === 'function' ? await auth.token() : auth.token);
+    return token ? { Authorization: `Bearer ${token}` } : {};
+  };
+}
+
+/** Creates the client of prepared settings: loads `pulsar-client` for a native one. */
+export async function buildPulsarClient(
+  prepared: PreparedClientSettings,
+  dependencies: Pick<CreateClientDependencies, 'loadNative'> = {},
+): Promise<PulsarClientLike> {
+  const { kind, serviceUrl, auth, clientOptions: extra, tls } = prepared;
   if (kind === 'websocket') {
     const client = new PulsarWebSocketClient({ ...extra, serviceUrl, ...(auth && { token: auth.token }) });
     rememberClientUrl(client, serviceUrl, kind);
-    return { client, kind };
+    return client;
   }
   const native = await loadNativePulsar(dependencies.loadNative);
   const client = new native.Client({
@@ -228,15 +262,21 @@ export async function createPulsarClient(
     }),
   });
   const trustCertsFile = typeof extra.tlsTrustCertsFilePath === 'string' ? extra.tlsTrustCertsFilePath : undefined;
-  rememberAdminAccess(client, serviceUrl, async (): Promise<Record<string, string>> => {
-    const token = auth && (typeof auth.token === 'function' ? await auth.token() : auth.token);
-    return token ? { Authorization: `Bearer ${token}` } : {};
-  });
+  rememberAdminAccess(client, serviceUrl, adminHeadersFor(auth));
   rememberServiceUrl(client, serviceUrl, {
     ...(trustCertsFile !== undefined && { trustCertsFile }),
     validateHostname: tls.validateHostname,
     allowInsecure: tls.allowInsecure,
   });
   rememberClientUrl(client, serviceUrl, kind);
-  return { client, kind };
+  return client;
+}
+
+/** Creates the client the service URL's scheme calls for. */
+export async function createPulsarClient(
+  settings: PulsarClientSettings,
+  dependencies: CreateClientDependencies = {},
+): Promise<{ client: PulsarClientLike; kind: PulsarClientKind }> {
+  const prepared = prepareClientSettings(settings, dependencies);
+  return { client: await buildPulsarClient(prepared, dependencies), kind: prepared.kind };
 }

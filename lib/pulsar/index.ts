@@ -5,7 +5,13 @@ export type * from './client-types.js';
 export * from './binding.js';
 export * from './partition.js';
 export { clientKindFor, createPulsarClient } from './client-factory.js';
-export type { PulsarAuthOptions, PulsarClientKind, PulsarClientSettings } from './client-factory.js';
+export { LazyPulsarClient } from './lazy-client.js';
+export type {
+  CreateClientDependencies,
+  PulsarAuthOptions,
+  PulsarClientKind,
+  PulsarClientSettings,
+} from './client-factory.js';
 export type {
   ProducerOptionsSettings,
   PulsarCompressionType,

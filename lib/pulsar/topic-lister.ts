@@ -30,6 +30,14 @@ export function rememberAdminAccess(client: object, serviceUrl: string, headers:
   accessByClient.set(client, { adminUrl, headers });
 }
 
+/** Clients created on first use: their admin access is that of the client they create. */
+const accessOnceOpen = new WeakMap<object, () => Promise<object>>();
+
+/** Records that `client` lists topics as the client `open()` gives does (a LazyPulsarClient). */
+export function rememberAdminAccessOf(client: object, open: () => Promise<object>): void {
+  accessOnceOpen.set(client, open);
+}
+
 /** A client that lists topics itself (the testing kit's InMemoryPulsar). */
 interface ListsTopics {
   listTopics(namespace: string): Promise<string[]>;
@@ -40,6 +48,14 @@ const listsTopics = (client: object): client is ListsTopics =>
 /** How to list topics for `client`, or undefined when the library does not know its broker's admin API. */
 export function topicListerOf(client: object, timeoutMs = 10_000): TopicLister | undefined {
   if (listsTopics(client)) return (pattern) => client.listTopics(`${pattern.tenant}/${pattern.namespace}`);
+  const open = accessOnceOpen.get(client);
+  if (open)
+    return async (pattern) => {
+      const list = topicListerOf(await open(), timeoutMs);
+      if (!list)
+        throw new Error(`cannot list the topics of ${pattern.tenant}/${pattern.namespace}: no admin API known`);
+      return list(pattern);
+    };
   const access = accessByClient.get(client);
   return access && ((pattern) => listTopics(access, pattern, timeoutMs));
 }

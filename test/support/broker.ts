@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { PulsarWebSocketClient } from '../../lib/pulsar/websocket/index.js';
+import { LazyPulsarClient } from '../../lib/pulsar/lazy-client.js';
 import type { PulsarClientLike, PulsarConsumer, PulsarMessage } from '../../lib/pulsar/client-types.js';
 import type { NativePulsarModule } from '../../lib/pulsar/client-factory.js';
 
@@ -30,9 +31,13 @@ export function loadNative(): NativePulsarModule {
 export const newClient = (): PulsarClientLike =>
   onNative() ? new (loadNative().Client)({ serviceUrl: serviceUrl() }) : newWebSocketClient();
 
-/** Whether `client` is an instance of the client under test. */
-export const isClientUnderTest = (client: unknown): boolean =>
-  onNative() ? client instanceof (loadNative().Client as new () => object) : client instanceof PulsarWebSocketClient;
+/** Whether `client` is an instance of the client under test (for the module's client: the one it created). */
+export const isClientUnderTest = (client: unknown): boolean => {
+  const created = client instanceof LazyPulsarClient ? client.current : client;
+  return onNative()
+    ? created instanceof (loadNative().Client as new () => object)
+    : created instanceof PulsarWebSocketClient;
+};
 
 /** A raw WebSocket client: an observer independent of the client under test. */
 export const newWebSocketClient = (): PulsarWebSocketClient => new PulsarWebSocketClient({ serviceUrl: webUrl() });

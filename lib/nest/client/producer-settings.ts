@@ -13,15 +13,15 @@ import {
 import { isRawNativeClient, NativeClientAdapter } from '../../pulsar/native/adapter.js';
 import { PulsarWebSocketClient } from '../../pulsar/websocket/index.js';
 import { fullTopicName } from '../../pulsar/websocket/topic.js';
-import { UnavailableNativeClient } from '../../pulsar/native/unavailable-client.js';
+import { LazyPulsarClient } from '../../pulsar/lazy-client.js';
 
 const fullName = (topic: string): string => fullTopicName(topic.trim());
 
 /** Which of the two clients `client` is, when it is one of them (a client of the user's may be neither). */
 export function clientNameOf(client: unknown): PulsarClientName | undefined {
+  if (client instanceof LazyPulsarClient) return client.kind;
   if (client instanceof PulsarWebSocketClient) return 'websocket';
-  if (client instanceof NativeClientAdapter || client instanceof UnavailableNativeClient || isRawNativeClient(client))
-    return 'native';
+  if (client instanceof NativeClientAdapter || isRawNativeClient(client)) return 'native';
   return undefined;
 }
 

@@ -88,8 +88,8 @@ const DEFAULT_NOT_STARTED_AFTER_MS = 5000;
 export const moduleOptionTable = {
   /**
    * Broker URL; the scheme picks the client: `pulsar://` / `pulsar+ssl://` → the native `pulsar-client` package
-   * (loaded only then; a clear error if it is not installed), `http(s)://` / `ws(s)://` → the built-in WebSocket
-   * client on the broker's web service port. Give either `serviceUrl` or `client`.
+   * (loaded when the client is first needed; a clear error if it is not installed), `http(s)://` / `ws(s)://` →
+   * the built-in WebSocket client on the broker's web service port. Give either `serviceUrl` or `client`.
    */
   serviceUrl: option<string, { url: string; kind: PulsarClientKind } | undefined>((value, name, raise) =>
     value === undefined

@@ -11,9 +11,7 @@ import {
 import { DiscoveryService, MetadataScanner, ModuleRef, ModulesContainer } from '@nestjs/core';
 import type { BabelQueueHooks } from '../../consumer/index.js';
 import { BabelQueueError } from '../../envelope/index.js';
-import { createPulsarClient, NativeClientMissingError } from '../../pulsar/client-factory.js';
-import { UnavailableNativeClient } from '../../pulsar/native/unavailable-client.js';
-import { rememberClientUrl } from '../../pulsar/startup-failure.js';
+import { LazyPulsarClient } from '../../pulsar/lazy-client.js';
 import { BabelPulsarClient } from '../client/babel-pulsar.client.js';
 import { BabelPulsarServer } from '../server/babel-pulsar.server.js';
 import { BabelQueueRedrive } from '../../redrive/babel-queue-redrive.js';
@@ -186,26 +184,20 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
     {
       provide: BABEL_QUEUE_CLIENT_HANDLE,
       inject: [BABEL_QUEUE_RESOLVED_OPTIONS],
-      useFactory: async ({ source, server }: ResolvedModuleOptions): Promise<ClientHandle> => {
+      useFactory: ({ source, server }: ResolvedModuleOptions): ClientHandle => {
         if (source.kind === 'provided') return { client: source.client, kind: 'provided', owned: false, closed: false };
         const logger = server.logger ?? new Logger('BabelQueueModule');
-        try {
-          const { client, kind } = await createPulsarClient(
-            {
-              serviceUrl: source.serviceUrl,
-              ...(source.auth && { auth: source.auth }),
-              ...(source.clientOptions && { clientOptions: source.clientOptions }),
-            },
-            { warn: (message) => logger.warn(message) },
-          );
-          return { client, kind, owned: true, closed: false };
-        } catch (error) {
-          // Without pulsar-client the module still compiles; listen() and the first publish say what to install.
-          if (!(error instanceof NativeClientMissingError)) throw error;
-          const client = new UnavailableNativeClient(error);
-          rememberClientUrl(client, source.serviceUrl.trim(), 'native');
-          return { client, kind: 'native', owned: true, closed: false };
-        }
+        // Created on first need (listen, the first publish): a module that never connects needs neither
+        // pulsar-client nor a broker, and its settings are still checked here.
+        const client = new LazyPulsarClient(
+          {
+            serviceUrl: source.serviceUrl,
+            ...(source.auth && { auth: source.auth }),
+            ...(source.clientOptions && { clientOptions: source.clientOptions }),
+          },
+          { warn: (message) => logger.warn(message) },
+        );
+        return { client, kind: client.kind, owned: true, closed: false };
       },
     },
     {

@@ -1,4 +1,5 @@
 import type { ConsumerLogger } from '../../consumer/index.js';
+import { LazyPulsarClient } from '../../pulsar/lazy-client.js';
 import { assertSomethingListens, startupFailure } from '../../pulsar/startup-failure.js';
 import { fullTopicName } from '../../pulsar/websocket/topic.js';
 import { waitForBroker, type BrokerWait } from './broker-wait.js';
@@ -37,6 +38,15 @@ export async function openAndConsume(subscriptions: SubscriptionSet, deps: Start
     subscriptions.startConsuming();
     monitor.start();
   };
+  // The module's client is created here, on first need. Creating it connects nothing; it fails only when the
+  // client cannot be made (pulsar-client not installed), which no wait for the broker would cure.
+  if (deps.client instanceof LazyPulsarClient) {
+    try {
+      await deps.client.open();
+    } catch (error) {
+      throw startupFailure(error, deps.client);
+    }
+  }
   try {
     await assertSomethingListens(deps.client);
     await openAll();

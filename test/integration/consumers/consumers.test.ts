@@ -88,18 +88,34 @@ function pack(): string {
   return path.join(stage, name);
 }
 
-/** A consumer project: installed once (keyed by its package.json), its sources and the packed package fresh. */
-function project(kind: string, manifest: object, files: Record<string, string>, tarball: string): string {
+/**
+ * A consumer project: installed once (keyed by its package.json), its sources and the packed package fresh. With
+ * `readmeInstall`, the project is a fresh Nest CLI project (no @nestjs/microservices, nor this package) put back
+ * to its first install each run, and the package comes in by the README's install lines for real (see
+ * installAsTheReadmeSays); otherwise the tarball is unpacked where npm would put it.
+ */
+function project(
+  kind: string,
+  manifest: object,
+  files: Record<string, string>,
+  tarball: string,
+  readmeInstall?: number,
+): string {
   // Keyed by this clone too: two clones on one machine (worktrees) must not write their sources and packed package
   // into the same folder while the other one runs its tests there.
   const key = createHash('sha256').update(JSON.stringify(manifest)).update(root).digest('hex').slice(0, 12);
   const dir = path.join(cacheRoot, 'consumers', `${kind}-${key}`);
   const installed = path.join(dir, 'node_modules', '.installed');
+  const fresh = path.join(dir, '.fresh');
   if (!fs.existsSync(installed)) {
     fs.rmSync(dir, { recursive: true, force: true });
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2));
     run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts'], dir);
+    // The project as generated, before any install line: each run starts again from it.
+    fs.mkdirSync(fresh, { recursive: true });
+    for (const file of ['package.json', 'package-lock.json'])
+      fs.copyFileSync(path.join(dir, file), path.join(fresh, file));
     fs.writeFileSync(installed, '');
   }
   for (const sub of ['src', 'test', 'dist']) fs.rmSync(path.join(dir, sub), { recursive: true, force: true });
@@ -110,16 +126,78 @@ function project(kind: string, manifest: object, files: Record<string, string>, 
     fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
     fs.writeFileSync(path.join(dir, file), text);
   }
-  // The package as `npm install <tarball>` lays it out (its dependencies, ws and ajv, are in the manifest).
   const target = path.join(dir, 'node_modules', '@babelqueue', 'nestjs-pulsar');
-  fs.rmSync(target, { recursive: true, force: true });
-  fs.mkdirSync(target, { recursive: true });
-  run('tar', ['-xzf', tarball, '-C', target, '--strip-components=1'], dir);
-  // The native client, when it is the one under test: the copy this clone built (scripts/lib/native-client.mjs).
   const nativeLink = path.join(dir, 'node_modules', 'pulsar-client');
-  fs.rmSync(nativeLink, { recursive: true, force: true });
-  if (onNative()) fs.symlinkSync(fs.realpathSync(path.join(root, 'node_modules', 'pulsar-client')), nativeLink);
+  if (readmeInstall !== undefined) {
+    // Back to the fresh project: its manifest and lock file, and npm removes what the last run's lines added.
+    for (const file of ['package.json', 'package-lock.json'])
+      fs.copyFileSync(path.join(fresh, file), path.join(dir, file));
+    fs.rmSync(nativeLink, { recursive: true, force: true });
+    run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--prefer-offline'], dir);
+    expect(fs.existsSync(target)).toBe(false);
+    installAsTheReadmeSays(dir, readmeInstall, tarball);
+  } else {
+    // The package as `npm install <tarball>` lays it out (its dependencies, ws and ajv, are in the manifest).
+    fs.rmSync(target, { recursive: true, force: true });
+    fs.mkdirSync(target, { recursive: true });
+    run('tar', ['-xzf', tarball, '-C', target, '--strip-components=1'], dir);
+    fs.rmSync(nativeLink, { recursive: true, force: true });
+  }
+  // The native client, when it is the one under test and the README's native line could not install it here (its
+  // prebuilt binary is not reachable from every machine): the copy this clone built (scripts/lib/native-client.mjs).
+  if (onNative() && !fs.existsSync(nativeLink))
+    fs.symlinkSync(fs.realpathSync(path.join(root, 'node_modules', 'pulsar-client')), nativeLink);
   return dir;
+}
+
+/** How one README install line ended in a project. */
+interface InstallRun {
+  status: number | null;
+  output: string;
+}
+
+/** Runs an install line as pasted (`npm i ...`), with this package's name replaced by the packed tarball. */
+function runInstallLine(dir: string, packages: string[], tarball: string): InstallRun {
+  const asPasted = packages.map((name) => (name === '@babelqueue/nestjs-pulsar' ? tarball : name));
+  const result = spawnSync('npm', ['i', '--no-audit', '--no-fund', ...asPasted], {
+    cwd: dir,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 300_000,
+  });
+  return { status: result.status, output: stripVTControlCharacters(`${result.stdout ?? ''}\n${result.stderr ?? ''}`) };
+}
+
+/**
+ * The README's install lines for Nest `major`, for real, in a fresh project. The native line first: where
+ * `pulsar-client` installs (its prebuilt binary downloaded or built), that is the install; where it cannot (no
+ * route to archive.apache.org and no C++ headers, as on this project's CI), the line must fail at pulsar-client's
+ * build and leave nothing installed, as the README says, and then the README's advice, the WebSocket-only line, must
+ * install the package. Either way the package and @nestjs/microservices of that major are installed.
+ */
+function installAsTheReadmeSays(dir: string, major: number, tarball: string): void {
+  const lines = readmeInstallLines();
+  const manifestBefore = fs.readFileSync(path.join(dir, 'package.json'), 'utf8');
+  const native = runInstallLine(dir, lines.get(`${major}:native`)!, tarball);
+  const target = path.join(dir, 'node_modules', '@babelqueue', 'nestjs-pulsar');
+  if (native.status === 0) {
+    expect(fs.existsSync(path.join(dir, 'node_modules', 'pulsar-client', 'package.json'))).toBe(true);
+  } else {
+    // Only pulsar-client's own build failed (not a peer conflict or a missing package), and npm rolled back all.
+    expect(native.output).toMatch(/pulsar-client/);
+    expect(native.output).toMatch(/node-pre-gyp|gyp ERR!/);
+    expect(native.output).not.toMatch(/ERESOLVE|E404/);
+    expect(fs.existsSync(target)).toBe(false);
+    expect(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')).toBe(manifestBefore);
+    const webSocket = runInstallLine(dir, lines.get(`${major}:websocket`)!, tarball);
+    if (webSocket.status !== 0) throw new Error(`the README's WebSocket-only line failed:\n${webSocket.output}`);
+    expect(fs.existsSync(path.join(dir, 'node_modules', 'pulsar-client'))).toBe(false);
+  }
+  expect(fs.existsSync(path.join(target, 'dist', 'cjs', 'index.js'))).toBe(true);
+  const microservices = JSON.parse(
+    fs.readFileSync(path.join(dir, 'node_modules', '@nestjs', 'microservices', 'package.json'), 'utf8'),
+  ) as { version: string };
+  expect(microservices.version.split('.')[0]).toBe(String(major));
 }
 
 /** The README's quick-start files, as the README shows them. */
@@ -175,13 +253,6 @@ const APP_UP = /Nest application successfully started/;
 /** No broker listens here: a kit test that reached for one would fail. */
 const NO_BROKER = { PULSAR_URL: 'pulsar://127.0.0.1:9', ORDERS_TOPIC: 'orders', FORCE_COLOR: '0' };
 
-const NEST_11 = {
-  '@nestjs/common': '11.1.6',
-  '@nestjs/core': '11.1.6',
-  '@nestjs/microservices': '11.1.6',
-  '@nestjs/platform-express': '11.1.6',
-  '@nestjs/testing': '11.1.6',
-};
 const NEST_12 = {
   '@nestjs/common': '12.1.1',
   '@nestjs/core': '12.1.1',
@@ -207,21 +278,59 @@ async function buildAndStart(dir: string, env: NodeJS.ProcessEnv): Promise<void>
   expect(output).not.toMatch(/Cannot find module|ERR_MODULE_NOT_FOUND/);
 }
 
-/** The README's install lines by Nest major (`npm i <packages>   # Nest 12, ...`): the packages each names. */
-function readmeInstallLines(): Map<number, string[]> {
+/** The README's install lines (`npm i <packages>   # Nest 12, native ...`): the packages of each, by `major:client`. */
+function readmeInstallLines(): Map<string, string[]> {
   const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
   const install = /## Install\n[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
-  const lines = new Map<number, string[]>();
-  for (const [, packages, major] of install.matchAll(/^npm i (.+?)\s+# Nest (\d+)\b/gm))
-    lines.set(Number(major), packages!.trim().split(/\s+/));
+  const lines = new Map<string, string[]>();
+  for (const [, packages, major, client] of install.matchAll(
+    /^npm i (.+?)\s+# Nest (\d+), (native Pulsar client|WebSocket client only)$/gm,
+  ))
+    lines.set(`${major}:${client!.startsWith('native') ? 'native' : 'websocket'}`, packages!.trim().split(/\s+/));
   return lines;
 }
 
-/** A fresh Nest CLI project's dependencies (no @nestjs/microservices yet: the install line adds it). */
-const freshCliProject = (nest: Record<string, string>) => {
-  const { '@nestjs/microservices': _added, '@nestjs/testing': _dev, ...dependencies } = nest;
-  return { ...dependencies, 'reflect-metadata': COMMON['reflect-metadata'], rxjs: COMMON.rxjs };
-};
+/** The README's test of an app whose publisher is replaced: no broker, and no pulsar-client after the WebSocket line. */
+const overrideSpec = (ext: string) => `import { Test } from '@nestjs/testing';
+import { BabelPulsarClient } from '@babelqueue/nestjs-pulsar';
+import { AppModule } from './app.module${ext}';
+
+describe('the app with its publisher replaced', () => {
+  it('starts and closes with the default pulsar:// URL, without a broker', async () => {
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
+      .overrideProvider(BabelPulsarClient)
+      .useValue({ publish: async () => 'id' })
+      .compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    await app.close();
+  });
+});
+`;
+
+/**
+ * A fresh Nest CLI project of `major`: its dependencies as the CLI writes them (`^<major>.0.x` ranges, no
+ * @nestjs/microservices: the install line adds it), `@nestjs/testing` among its dev dependencies. npm gives a
+ * project made today the newest release of each, and the install line the newest @nestjs/microservices of the
+ * major, which may need that newest @nestjs/core: so the project is keyed by it (`latest`), installed again when
+ * Nest publishes one, as a project made that day would be.
+ */
+function freshCliProject(major: 11 | 12) {
+  const range = major === 11 ? '^11.0.1' : '^12.0.0';
+  const latest = JSON.parse(run('npm', ['view', `@nestjs/core@${range}`, 'version', '--json'], root).trim()) as
+    string | string[];
+  return {
+    dependencies: {
+      '@nestjs/common': range,
+      '@nestjs/core': range,
+      '@nestjs/platform-express': range,
+      'reflect-metadata': COMMON['reflect-metadata'],
+      rxjs: COMMON.rxjs,
+    },
+    testing: { '@nestjs/testing': range },
+    latest: Array.isArray(latest) ? latest[latest.length - 1]! : latest,
+  };
+}
 
 describe('consumer projects (packed package)', () => {
   let tarball: string;
@@ -236,39 +345,34 @@ describe('consumer projects (packed package)', () => {
     if (tarball) fs.rmSync(path.dirname(tarball), { recursive: true, force: true });
   });
 
-  it("the README's install lines resolve as pasted in a fresh Nest 11 and a fresh Nest 12 project", () => {
+  it('the README has an install line per Nest major and client, in the form the projects below run', () => {
     const lines = readmeInstallLines();
-    expect([...lines.keys()].sort()).toEqual([11, 12]);
-    for (const [major, nest] of [
-      [11, NEST_11],
-      [12, NEST_12],
-    ] as const) {
-      const packages = lines.get(major)!;
-      expect(packages).toEqual(['@babelqueue/nestjs-pulsar', `@nestjs/microservices@^${major}`, 'pulsar-client']);
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), `bq-install-nest${major}-`));
-      try {
-        fs.writeFileSync(
-          path.join(dir, 'package.json'),
-          JSON.stringify({ name: `fresh-nest${major}`, private: true, dependencies: freshCliProject(nest) }),
-        );
-        // The line as pasted, the package itself from the tarball; --dry-run resolves the whole tree (a peer
-        // conflict fails it, as it failed the unpinned line in a Nest 11 project) without installing it.
-        const asPasted = packages.map((name) => (name === '@babelqueue/nestjs-pulsar' ? tarball : name));
-        run('npm', ['install', '--dry-run', '--ignore-scripts', '--no-audit', '--no-fund', ...asPasted], dir);
-      } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
-      }
+    expect([...lines.keys()].sort()).toEqual(['11:native', '11:websocket', '12:native', '12:websocket']);
+    for (const major of [11, 12]) {
+      expect(lines.get(`${major}:native`)).toEqual([
+        '@babelqueue/nestjs-pulsar',
+        `@nestjs/microservices@^${major}`,
+        'pulsar-client',
+      ]);
+      expect(lines.get(`${major}:websocket`)).toEqual(['@babelqueue/nestjs-pulsar', `@nestjs/microservices@^${major}`]);
     }
   });
 
   it('CommonJS + Jest: the Nest 11 CLI default project runs the quick start, its kit test and an e2e test', async () => {
     // The Nest 11 CLI's ts template (@nestjs/schematics 11.1): its test tooling and Jest configuration, as generated.
+    const fresh = freshCliProject(11);
     const manifest = {
       name: 'consumer-cjs',
       private: true,
       scripts: { test: 'jest', 'test:e2e': 'jest --config ./test/jest-e2e.json' },
-      dependencies: { ...NEST_11, ...COMMON },
-      devDependencies: { ...TS, jest: '30.5.2', 'ts-jest': '29.4.15', '@types/jest': '30.0.0' },
+      dependencies: fresh.dependencies,
+      devDependencies: {
+        ...fresh.testing,
+        ...TS,
+        jest: '30.5.2',
+        'ts-jest': '29.4.15',
+        '@types/jest': '30.0.0',
+      },
       jest: {
         moduleFileExtensions: ['js', 'json', 'ts'],
         rootDir: 'src',
@@ -280,11 +384,12 @@ describe('consumer projects (packed package)', () => {
       },
     };
     const dir = project(
-      'cjs-nest11',
+      `cjs-nest${fresh.latest}`,
       manifest,
       {
         ...quickStart(),
         'src/orders.spec.ts': kitSpecForJest(),
+        'src/override.spec.ts': overrideSpec(''),
         // The Nest 11 CLI's tsconfig (no "type" in package.json: nodenext emits CommonJS).
         'tsconfig.json': JSON.stringify({
           compilerOptions: {
@@ -326,6 +431,7 @@ describe('consumer projects (packed package)', () => {
         ),
       },
       tarball,
+      11,
     );
     // The shipped source maps carry their sources: a stack trace or a debugger resolves lib/*.ts without them.
     for (const build of ['cjs', 'esm']) {
@@ -340,7 +446,7 @@ describe('consumer projects (packed package)', () => {
     }
     const jestBin = 'node_modules/jest/bin/jest.js';
     // `npm test`: the package.json configuration, src/**/*.spec.ts, no broker.
-    expect(run(process.execPath, [jestBin], dir, NO_BROKER)).toMatch(/Tests:\s+1 passed, 1 total/);
+    expect(run(process.execPath, [jestBin], dir, NO_BROKER)).toMatch(/Tests:\s+2 passed, 2 total/);
     const output = run(process.execPath, [jestBin, '--config', './test/jest-e2e.json'], dir, env);
     expect(output).toMatch(/HANDLED [0-9a-f-]{36} .*dist\/cjs\/index\.js/);
     await buildAndStart(dir, env);
@@ -389,13 +495,15 @@ describe('consumer projects (packed package)', () => {
 
   it('ESM + Vitest: the Nest 12 CLI default project runs the quick start, the kit test verbatim and an e2e test', async () => {
     // The Nest 12 CLI's ts-esm template: its test dependencies and configuration, as generated.
+    const fresh = freshCliProject(12);
     const manifest = {
       name: 'consumer-vitest',
       private: true,
       type: 'module',
       scripts: { test: 'vitest run', 'test:e2e': 'vitest run --config ./vitest.config.e2e.ts' },
-      dependencies: { ...NEST_12, ...COMMON },
+      dependencies: fresh.dependencies,
       devDependencies: {
+        ...fresh.testing,
         '@types/node': '^24.0.0',
         typescript: '^6.0.2',
         'vite-tsconfig-paths': '^5.1.4',
@@ -414,11 +522,12 @@ describe('consumer projects (packed package)', () => {
         '',
       ].join('\n');
     const dir = project(
-      'vitest-nest12',
+      `vitest-nest${fresh.latest}`,
       manifest,
       {
         ...quickStart(),
         'src/orders.spec.ts': kitSpec(),
+        'src/override.spec.ts': overrideSpec('.js'),
         'tsconfig.json': JSON.stringify({
           compilerOptions: {
             module: 'nodenext',
@@ -448,10 +557,11 @@ describe('consumer projects (packed package)', () => {
         'test/orders.e2e-spec.ts': e2eSpec('.js', "const require_or_import = () => 'esm';"),
       },
       tarball,
+      12,
     );
     const vitest = 'node_modules/vitest/vitest.mjs';
     // `npm test`: vitest.config.ts, **/*.spec.ts, no broker.
-    expect(run(process.execPath, [vitest, 'run'], dir, NO_BROKER)).toMatch(/Tests\s+1 passed \(1\)/);
+    expect(run(process.execPath, [vitest, 'run'], dir, NO_BROKER)).toMatch(/Tests\s+2 passed \(2\)/);
     const output = run(process.execPath, [vitest, 'run', '--config', './vitest.config.e2e.ts'], dir, env);
     expect(output).toMatch(/HANDLED [0-9a-f-]{36} esm/);
     // The whole project type-checks as the editor sees it (the spec's `.js` import included).

@@ -37,6 +37,7 @@ import {
   waitFor,
   webUrl,
 } from './support/helpers.js';
+import { LazyPulsarClient } from '../../../lib/pulsar/index.js';
 
 jest.setTimeout(60_000);
 
@@ -376,11 +377,15 @@ describe('BabelQueueModule (live broker)', () => {
     ).rejects.toBeInstanceOf(BabelQueueOptionsError);
   });
 
-  it('a pulsar:// serviceUrl gives the native pulsar-client Client (loaded on demand)', async () => {
+  it('a pulsar:// serviceUrl gives the native pulsar-client Client (created on first need)', async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [BabelQueueModule.forRoot({ serviceUrl: nativeServiceUrl(), topic: 'orders', logger: quietLogger })],
     }).compile();
-    expect(moduleRef.get(BABEL_PULSAR_CLIENT)).toBeInstanceOf(loadNative().Client);
+    const lazy = moduleRef.get<LazyPulsarClient>(BABEL_PULSAR_CLIENT);
+    expect(lazy).toBeInstanceOf(LazyPulsarClient);
+    expect(lazy.current).toBeUndefined();
+    expect(await lazy.open()).toBeInstanceOf(loadNative().Client);
+    expect(lazy.current).toBeInstanceOf(loadNative().Client);
     await moduleRef.close();
   });
 

@@ -19,7 +19,7 @@ function defaultsOfTheQuickStart(): NodeJS.ProcessEnv {
   return env;
 }
 
-it('compiles, then listen() and publish() say to install pulsar-client or use an http:// URL', () => {
+it('compiles and closes (the client never created), then listen() and publish() say to install pulsar-client or use an http:// URL', () => {
   const output = execFileSync(
     process.execPath,
     [
@@ -39,6 +39,7 @@ it('compiles, then listen() and publish() say to install pulsar-client or use an
       .map(({ step, outcome }) => [step, outcome]),
   );
   expect(steps.compile).toBe('ok');
+  expect(steps.idle).toBe('never created');
   expect(steps.listen).toMatch(
     /^BabelPulsarServer could not start \(pulsar:\/\/localhost:6650, native pulsar-client\): .*the package "pulsar-client" is not installed: run "npm install pulsar-client", or use an http\(s\):\/\/ or ws\(s\):\/\/ serviceUrl/,
   );

@@ -2,8 +2,9 @@
 // the WebSocket-only install line meets. Prints one JSON line per step (compile, listen, publish).
 import 'reflect-metadata';
 import { Test } from '@nestjs/testing';
-import { BabelPulsarClient, BabelPulsarServer } from '../../../../../lib/index.js';
+import { BABEL_PULSAR_CLIENT, BabelPulsarClient, BabelPulsarServer } from '../../../../../lib/index.js';
 import { AppModule } from '../../../../integration/module/readme-snippets/app.module.js';
+import { LazyPulsarClient } from '../../../../../lib/pulsar/index.js';
 
 const report = (step: string, outcome: unknown) => console.log(JSON.stringify({ step, outcome }));
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -17,6 +18,13 @@ const http = overridden.createNestApplication({ logger: false });
 await http.init();
 await http.close();
 report('compile', 'ok');
+
+// An app that never listens nor publishes: it starts and closes, and its Pulsar client is never created.
+const idle = await Test.createTestingModule({ imports: [AppModule] }).compile();
+const idleApp = idle.createNestApplication({ logger: false });
+await idleApp.init();
+await idleApp.close();
+report('idle', idle.get<LazyPulsarClient>(BABEL_PULSAR_CLIENT).current === undefined ? 'never created' : 'created');
 
 const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
 const app = moduleRef.createNestMicroservice({ strategy: moduleRef.get(BabelPulsarServer), logger: false });
