@@ -1,5 +1,6 @@
 import { Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { ConsumerLogger } from '../../consumer/index.js';
+import { NativeClientMissingError } from '../../pulsar/client-factory.js';
 import { fullTopicName } from '../../pulsar/websocket/topic.js';
 import { BrokerWait } from '../server/broker-wait.js';
 
@@ -53,6 +54,12 @@ export class BabelQueuePublisherStart implements OnApplicationBootstrap, OnAppli
       (error: unknown) => {
         if (this.stopped || publisher.closed) return;
         const shown = fullTopic(topic);
+        // No wait for the broker cures a missing pulsar-client: say so once instead of retrying for ever.
+        if (error instanceof NativeClientMissingError) {
+          this.problem = `the publisher's producer for ${shown} cannot be created: ${error.message}`;
+          this.logger.error(error.message);
+          return;
+        }
         this.wait = new BrokerWait(
           {
             attempt: async () => {
