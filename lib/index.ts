@@ -15,6 +15,8 @@ export {
   BabelQueueHealthIndicator,
   BabelQueueOptionsError,
   PublishError,
+  RequestFailedError,
+  RequestTimeoutError,
   BABEL_PULSAR_CLIENT,
   InjectBabelClient,
   getBabelClientToken,
@@ -37,6 +39,8 @@ export type {
   BabelPulsarServerOptions,
   BabelPulsarClientOptions,
   PublishOptions,
+  RequestOptions,
+  ReplyInboxStats,
   BabelServerStatus,
   BabelQueueHealthResult,
 } from './nest/index.js';

@@ -19,17 +19,28 @@ import type { RetryPolicy } from './retry-delay.js';
 import { countedAttempt, decideSettlement } from './settle.js';
 import { outcomeOfRequest, RequestedSettlement, SettleRequests } from './settle-request.js';
 import { escapeControls, indentedBlock, quoted } from '../text/untrusted-text.js';
+import {
+  errorReply,
+  replyMessage,
+  replyRequestOf,
+  type ReplyBody,
+  type ReplyRequest,
+} from '../pulsar/reply-binding.js';
 
 /**
- * Runs the handler for a URN; rejects when the handler fails. `requests` takes what the handler asks for
- * (`ctx.retry()`, `ctx.deadLetter()`): it decides the settlement however the handler ends.
+ * Runs the handler for a URN; rejects when the handler fails, else resolves to what it returned (the reply to a
+ * request). `requests` takes what the handler asks for (`ctx.retry()`, `ctx.deadLetter()`): it decides the
+ * settlement however the handler ends.
  */
 export type Dispatcher = (
   urn: string,
   envelope: Envelope,
   message: PulsarMessage,
   requests: SettleRequests,
-) => Promise<void>;
+) => Promise<unknown>;
+
+/** Publishes a reply to a request on the reply topic the request names. */
+export type ReplySender = (topic: string, message: PulsarProducerMessage) => Promise<void>;
 
 export interface ProcessorContext {
   topic: string;
@@ -62,6 +73,8 @@ export interface ProcessorContext {
   onHandlerOverdue?: (urn: string, timeoutMs: number, stillRunning: Promise<void>) => void;
   /** True the first time `key` is reported (bounded memory); repeats are logged at debug level. */
   firstReport?: (key: string) => boolean;
+  /** Sends the replies of requests (docs/contract.md#requests-and-replies); absent = requests get no reply. */
+  reply?: ReplySender;
 }
 
 /** Per-handler settlement settings (from `@BabelHandler(urn, { maxAttempts, retryPolicy })`). */
@@ -166,7 +179,22 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
     urn,
     action: settlement.action,
   };
+  const request = ctx.reply && settledFrom.kind === 'dispatch' ? replyRequestOf(inbound.properties) : null;
+  // The reply of a handled request is written before the request is acknowledged: a reply that cannot be
+  // written leaves the request on the broker (it comes back, and its handler runs again), never lost.
+  if (request && settlement.action === 'ack' && outcome.kind === 'handled' && urn !== null) {
+    const body: ReplyBody = { status: 'ok', result: outcome.result };
+    if (!(await sendReply(ctx, request, replyOf(urn, request, body, envelope), event))) {
+      ctx.consumer.negativeAcknowledge(message);
+      return event;
+    }
+  }
   const carried = await carryOut(settlement, message, ctx, event);
+  // A request that ended for good without an answer (dead-lettered, or dropped without a dead-letter topic)
+  // replies once with the failure; an attempt that is retried replies nothing.
+  const final = (settlement.action === 'dead-letter' && event.written === true) || settlement.action === 'drop';
+  if (request && final && outcome.kind === 'failed' && urn !== null)
+    await sendReply(ctx, request, replyOf(urn, request, errorReply(outcome.error), envelope), event);
   if (settledFrom.kind !== 'gate-rejected' && (outcome.kind === 'failed' || settledFrom.kind === 'poison')) {
     const error =
       outcome.kind === 'failed'
@@ -180,6 +208,42 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
   const { deadLetter } = carried;
   if (deadLetter) callHookSafely(ctx.logger, 'onDeadLetter', () => ctx.hooks.onDeadLetter?.(deadLetter, message));
   return event;
+}
+
+/** The reply message, continuing the request's trace. */
+function replyOf(
+  urn: string,
+  request: ReplyRequest,
+  body: ReplyBody,
+  envelope: Envelope | Record<string, never>,
+): PulsarProducerMessage {
+  const traceId = (envelope as { trace_id?: unknown }).trace_id;
+  return replyMessage(urn, request, body, typeof traceId === 'string' && traceId !== '' ? traceId : undefined);
+}
+
+/** Sends a reply; false (logged, and the event says why) when it could not be written. */
+async function sendReply(
+  ctx: ProcessorContext,
+  request: ReplyRequest,
+  reply: PulsarProducerMessage,
+  event: SettledEvent,
+): Promise<boolean> {
+  try {
+    await ctx.reply!(request.to, reply);
+    return true;
+  } catch (error) {
+    const why = `could not write the reply to ${request.to}: ${asError(error).message}`;
+    if (event.action === 'ack') {
+      event.action = 'nack';
+      event.reason = why;
+      ctx.logger.error(
+        `${why} (message ${event.messageId} on ${ctx.topic} was negatively acknowledged and comes back)`,
+      );
+    } else {
+      ctx.logger.error(`${why} (message ${event.messageId} on ${ctx.topic}; the caller gets no reply)`);
+    }
+    return false;
+  }
 }
 
 /** Writes a delivery's own line to the log, unless a tap (the testing kit) takes it. */
@@ -263,14 +327,18 @@ async function runHandler(
   }
   try {
     const timeoutMs = ctx.handlerTimeoutMs?.(urn) ?? 0;
+    // The result is kept only when the handler ended in time: a late handler's value answers nothing.
+    let result: unknown;
     await withHandlerTimeout(
-      ctx.dispatch(urn, envelope, message, requests),
+      ctx.dispatch(urn, envelope, message, requests).then((value) => {
+        result = value;
+      }),
       urn,
       timeoutMs,
       (stillRunning) => ctx.onHandlerOverdue?.(urn, timeoutMs, stillRunning),
       ctx.deadlines,
     );
-    return { kind: 'handled' };
+    return { kind: 'handled', result };
   } catch (error) {
     return { kind: 'failed', reason: 'failed', error };
   }

@@ -15,7 +15,10 @@ export type {
   BabelClientStatus,
   BabelPulsarClientOptions,
   PublishOptions,
+  RequestOptions,
 } from './client/babel-pulsar.client.js';
+export { RequestFailedError, RequestTimeoutError } from './client/request-errors.js';
+export type { ReplyInboxStats } from './client/reply-inbox.js';
 export { mayHaveBeenStored, PublishError } from './client/publish-error.js';
 export { BabelProducerPool } from './client/producer-pool.js';
 export type { PooledProducerState } from './client/producer-pool.js';

@@ -29,6 +29,7 @@ import type { BabelServerEvents } from './server-events.js';
 import type { Subscription } from './subscription.js';
 import { openSubscription } from './subscription-runner.js';
 import { SubscriptionSet } from './subscription-set.js';
+import { ReplyProducers } from './reply-producers.js';
 import type { RefusedProducerState } from './refused-producer.js';
 
 export type { BabelServerStatus } from './status-monitor.js';
@@ -63,6 +64,8 @@ export class BabelPulsarServer
   private readonly relays = new Set<BabelFailureRelay>();
   private readonly dispatcher: HandlerDispatch;
   private readonly monitor: StatusMonitor;
+  /** The producers of the replies to requests (docs/request-response.md). */
+  private readonly replies: ReplyProducers;
   /** Planned once, on the first listen() or pause(): from then on, no handler can be added. */
   private subscriptions: SubscriptionSet | null = null;
   /** The one start of this server: a second listen() (also a concurrent one) waits for it. */
@@ -77,6 +80,7 @@ export class BabelPulsarServer
     this.settings = resolveServerOptions(options);
     this.client = toLibraryClient(options.client);
     this.routes = new HandlerRoutes(this.settings.topics, this.settings.subscription);
+    this.replies = new ReplyProducers(this.client);
     // An 'error' event without listeners would throw; errors are logged here instead.
     this.events.on('error', () => undefined);
     this.dispatcher = new HandlerDispatch({
@@ -250,6 +254,7 @@ export class BabelPulsarServer
         hasHandler: (subscription, urn) =>
           subscription.routes.has(urn) || (this.subscriptions?.handledBySibling(subscription, urn) ?? false),
         dispatch: (...call) => this.dispatcher.dispatchIn(...call),
+        reply: (topic, message) => this.replies.send(topic, message),
         onSettled: (event) => {
           this.metrics?.settled(event);
           this.events.emit('settled', event);
@@ -292,6 +297,7 @@ export class BabelPulsarServer
     // Waiting batches are handed over at once, so their messages settle within the shutdown time-out.
     this.dispatcher.close();
     await this.subscriptions?.close(this.settings.shutdownTimeoutMs);
+    await this.replies.close();
     this.monitor.set('closed');
   }
 }
