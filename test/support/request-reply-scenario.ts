@@ -1,9 +1,17 @@
 // Request/response (docs/request-response.md), played the same way on the testing kit and on the broker with each
 // client: a round trip of each kind of return value, a dead-lettered request, a retried one, a time-out and its late
 // reply, and a request answered by hand as another SDK would.
-import { Controller } from '@nestjs/common';
+import {
+  Controller,
+  ForbiddenException,
+  UseGuards,
+  UseInterceptors,
+  type CallHandler,
+  type CanActivate,
+  type NestInterceptor,
+} from '@nestjs/common';
 import { Ctx, Payload } from '@nestjs/microservices';
-import { lastValueFrom, of, toArray } from 'rxjs';
+import { lastValueFrom, map, of, toArray, type Observable } from 'rxjs';
 import {
   BabelContext,
   BabelHandler,
@@ -27,8 +35,33 @@ export const requestCalls = new Map<string, number>();
 let releaseSlow: (() => void) | null = null;
 const count = (urn: string) => requestCalls.set(urn, (requestCalls.get(urn) ?? 0) + 1).get(urn)!;
 
+/** An interceptor's mapping is part of the reply, as on Nest's own transports. */
+class Wrap implements NestInterceptor {
+  intercept(_context: unknown, next: CallHandler): Observable<unknown> {
+    return next.handle().pipe(map((value: unknown) => ({ wrapped: value })));
+  }
+}
+
+class Refuse implements CanActivate {
+  canActivate(): boolean {
+    throw new ForbiddenException('not for you');
+  }
+}
+
 @Controller()
 export class RequestHandlers {
+  @BabelHandler('urn:rpc:wrapped')
+  @UseInterceptors(Wrap)
+  wrapped(@Payload() data: { n: number }) {
+    return data.n;
+  }
+
+  @BabelHandler('urn:rpc:guarded')
+  @UseGuards(Refuse)
+  guarded() {
+    return 'never';
+  }
+
   @BabelHandler('urn:rpc:quote')
   quote(@Payload() data: { sku: string; qty: number }) {
     count('urn:rpc:quote');
@@ -114,7 +147,14 @@ export async function expectRoundTrips(rig: RequestReplyRig): Promise<void> {
     Array.from({ length: 20 }, (_, qty) => lastValueFrom(client.send('urn:rpc:quote', { sku: `S${qty}`, qty }))),
   );
   expect(many).toEqual(Array.from({ length: 20 }, (_, qty) => ({ sku: `S${qty}`, total: qty * 5 })));
-  expect(client.replyStats).toMatchObject({ waiting: 0, late: 0, unreadable: 0, delivered: 24 });
+  // Nest's layers: an interceptor maps the reply; a guard's refusal (a 4xx, not retried) is the error.
+  await expect(lastValueFrom(client.send('urn:rpc:wrapped', { n: 7 }))).resolves.toEqual({ wrapped: 7 });
+  await expect(lastValueFrom(client.send('urn:rpc:guarded', {}))).rejects.toMatchObject({
+    name: 'RequestFailedError',
+    errorClass: 'ForbiddenException',
+    message: 'not for you',
+  });
+  expect(client.replyStats).toMatchObject({ waiting: 0, late: 0, unreadable: 0, delivered: 26 });
 }
 
 export async function expectDeadLetteredRequestFails(rig: RequestReplyRig): Promise<void> {
