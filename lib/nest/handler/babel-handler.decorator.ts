@@ -11,6 +11,7 @@ import { checkHandlerCombination, DEFAULT_PATTERN_DISCOVERY_MS, handlerOptionTab
 import type { BatchOptions, ResolvedBatchOptions } from '../../consumer/batch-collector.js';
 import type { TopicPattern } from '../../pulsar/topic-pattern.js';
 import type { PulsarConsumerOptions } from '../../pulsar/client-options.js';
+import type { SubscriptionType } from '../../pulsar/client-types.js';
 import type { RetriableRule } from '../pipeline/retriable-rule.js';
 
 /** The options of `@BabelHandler(urn, options)`. */
@@ -34,6 +35,9 @@ export interface BabelHandlerExtras {
   batch?: ResolvedBatchOptions;
   topicsPattern?: TopicPattern;
   patternDiscoveryMs?: number;
+  /** Set only by the server's `handlers` option (run-time settings). */
+  subscriptionType?: SubscriptionType;
+  concurrency?: number;
 }
 
 const HANDLER_OPTION_KEYS = Object.keys(handlerOptionTable);

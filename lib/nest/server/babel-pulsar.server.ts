@@ -30,6 +30,7 @@ import type { Subscription } from './subscription.js';
 import { openSubscription } from './subscription-runner.js';
 import { SubscriptionSet } from './subscription-set.js';
 import { ReplyProducers } from './reply-producers.js';
+import { HandlerSettingsBook, serverDefaultsOf } from './handler-settings.js';
 import type { RefusedProducerState } from './refused-producer.js';
 
 export type { BabelServerStatus } from './status-monitor.js';
@@ -64,6 +65,8 @@ export class BabelPulsarServer
   private readonly relays = new Set<BabelFailureRelay>();
   private readonly dispatcher: HandlerDispatch;
   private readonly monitor: StatusMonitor;
+  /** Handler settings from configuration (the `handlers` option) and where each handler's came from. */
+  private readonly handlerSettings: HandlerSettingsBook;
   /** The producers of the replies to requests (docs/request-response.md). */
   private readonly replies: ReplyProducers;
   /** Planned once, on the first listen() or pause(): from then on, no handler can be added. */
@@ -81,6 +84,7 @@ export class BabelPulsarServer
     this.client = toLibraryClient(options.client);
     this.routes = new HandlerRoutes(this.settings.topics, this.settings.subscription);
     this.replies = new ReplyProducers(this.client);
+    this.handlerSettings = new HandlerSettingsBook(this.settings.handlers, 'handlers');
     // An 'error' event without listeners would throw; errors are logged here instead.
     this.events.on('error', () => undefined);
     this.dispatcher = new HandlerDispatch({
@@ -157,7 +161,11 @@ export class BabelPulsarServer
     if (this.subscriptions)
       throw new Error(`${babelExtras?.handler ?? urn}: handlers are registered before listen() or pause()`);
     if (!babelExtras) this.warnForeignPattern(urn, isEventHandler);
-    const { route, place } = routeOf(callback, babelExtras, extras[BABEL_OWN_IDEMPOTENCY] === true, this.settings);
+    const given = babelExtras && {
+      ...babelExtras,
+      ...this.handlerSettings.apply(urn, babelExtras.handler, babelExtras, serverDefaultsOf(this.settings)),
+    };
+    const { route, place } = routeOf(callback, given, extras[BABEL_OWN_IDEMPOTENCY] === true, this.settings);
     this.routes.add(urn, route, place);
     if (!this.messageHandlers.has(urn)) super.addHandler(pattern, callback, isEventHandler, extras);
   }
@@ -210,6 +218,7 @@ export class BabelPulsarServer
   /** The subscriptions, planned from the handlers on first use. */
   private planned(call: string): SubscriptionSet {
     if (this.closing) throw new Error(`${call}: BabelPulsarServer was closed`);
+    if (!this.subscriptions) this.handlerSettings.check(this.routes.handlerNames());
     this.subscriptions ??= SubscriptionSet.plan(
       this.routes.subscribed(),
       this.settings,
@@ -227,6 +236,7 @@ export class BabelPulsarServer
     // both signals switched off it is not imported at all.
     const { tracing, metrics } = this.settings.telemetry;
     if ((tracing || metrics) && (await loadOpenTelemetry()) && metrics) this.metrics ??= ConsumerMetrics.create();
+    for (const line of this.handlerSettings.lines) this.consumerLogger().log(line);
     if (this.settings.retry !== 'nack' && this.settings.startupWarnings)
       for (const warning of fanOutWarnings(subscriptions.planned)) this.consumerLogger().warn(warning);
     this.dispatcher.planDirectCalls(
