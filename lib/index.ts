@@ -15,8 +15,6 @@ export {
   BabelQueueHealthIndicator,
   BabelQueueOptionsError,
   PublishError,
-  RequestFailedError,
-  RequestTimeoutError,
   BABEL_PULSAR_CLIENT,
   InjectBabelClient,
   getBabelClientToken,
@@ -39,8 +37,6 @@ export type {
   BabelPulsarServerOptions,
   BabelPulsarClientOptions,
   PublishOptions,
-  RequestOptions,
-  ReplyInboxStats,
   BabelServerStatus,
   BabelQueueHealthResult,
 } from './nest/index.js';

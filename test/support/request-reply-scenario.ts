@@ -12,14 +12,8 @@ import {
 } from '@nestjs/common';
 import { Ctx, Payload } from '@nestjs/microservices';
 import { lastValueFrom, map, of, toArray, type Observable } from 'rxjs';
-import {
-  BabelContext,
-  BabelHandler,
-  BabelPulsarClient,
-  EnvelopeCodec,
-  RequestFailedError,
-  RequestTimeoutError,
-} from '../../lib/index.js';
+import { BabelContext, BabelHandler, BabelPulsarClient, EnvelopeCodec } from '../../lib/index.js';
+import { RequestFailedError, RequestTimeoutError } from '../../lib/envelope/index.js';
 import type { PulsarClientLike, PulsarConsumer, PulsarMessage } from '../../lib/pulsar/client-types.js';
 import { startService, type RunningService } from './nest-app.js';
 

@@ -17,7 +17,7 @@ import { PublishError } from './publish-error.js';
 import { BQ_REPLY } from '../../pulsar/reply-binding.js';
 import { parseTopic } from '../../pulsar/websocket/topic.js';
 import { ReplyInbox, replyTopicName, type ReplyInboxStats } from './reply-inbox.js';
-import { RequestFailedError, RequestTimeoutError } from './request-errors.js';
+import { RequestFailedError, RequestTimeoutError } from '../../envelope/request-errors.js';
 import { publishPayload } from '../../schema/message-payload.js';
 import { checkPayloadSchema, type PayloadSchema } from '../../schema/payload-schema.js';
 import { isUrnContract, type UrnContract } from '../../schema/urn-contract.js';

@@ -158,11 +158,6 @@ export const consumerOptions = {
    */
   isRetriable: option<RetriableRule>((value, name, raise) => checkRetriableRule(value, name, raise)),
   /**
-   * Pulsar consumer settings of every subscription (docs/pulsar-features.md#client-options), e.g. `ackTimeoutMs`,
-   * `consumerName`, `keySharedPolicy`; per handler: `@BabelHandler(urn, { consumerOptions })`.
-   * @defaultValue none
-   */
-  /**
    * Handler settings from configuration, keyed by URN or `Controller.method`: `{ topic, subscription,
    * subscriptionType, maxAttempts, retryPolicy, concurrency }` override the handler's `@BabelHandler` values
    * (docs/configuration.md#handler-settings-from-configuration). Start-up logs where each value came from; a key
@@ -170,6 +165,11 @@ export const consumerOptions = {
    * @defaultValue none
    */
   handlers: option<HandlerSettingsMap>((value, name, raise) => checkHandlerSettingsMap(value, name, raise)),
+  /**
+   * Pulsar consumer settings of every subscription (docs/pulsar-features.md#client-options), e.g. `ackTimeoutMs`,
+   * `consumerName`, `keySharedPolicy`; per handler: `@BabelHandler(urn, { consumerOptions })`.
+   * @defaultValue none
+   */
   consumerOptions: option<PulsarConsumerOptions>((value, name, raise) =>
     value === undefined
       ? undefined

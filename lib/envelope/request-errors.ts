@@ -1,4 +1,4 @@
-import { BabelQueueError } from '../../envelope/index.js';
+import { BabelQueueError } from './errors.js';
 
 /**
  * A request that ended without an answer on the handler's side (dead-lettered after its attempts, or at once for a
