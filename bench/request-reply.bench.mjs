@@ -3,6 +3,7 @@
 // the same message (publish() until the handler runs). p50 / p99 in ms. BENCH_SECONDS=<n> sets each run's length.
 import 'reflect-metadata';
 import { createRequire } from 'node:module';
+import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
