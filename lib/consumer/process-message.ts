@@ -162,6 +162,21 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
     }
   }
 
+  const request = ctx.reply && settledFrom.kind === 'dispatch' ? replyRequestOf(inbound.properties) : null;
+  // The reply of a handled request is written before the request is settled: a reply that cannot be written makes
+  // the attempt a failure (retried, then dead-lettered, as any other), so a request is never acknowledged unanswered
+  // and a reply topic that refuses every write cannot keep a request coming back for ever.
+  if (request && outcome.kind === 'handled' && urn !== null) {
+    const body: ReplyBody = { status: 'ok', result: outcome.result };
+    const refused = await sendReply(ctx, request, replyOf(urn, request, body, envelope));
+    if (refused !== null) {
+      outcome = { kind: 'failed', reason: 'failed', error: refused };
+      settledFrom = inspect(inbound);
+      if (settledFrom.kind === 'dispatch') envelope = settledFrom.envelope;
+      failure = refused;
+    }
+  }
+
   const own = urn === null ? undefined : ctx.handlerPolicy?.(urn);
   const policy: SettlementPolicy = {
     ...ctx.policy,
@@ -179,22 +194,15 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
     urn,
     action: settlement.action,
   };
-  const request = ctx.reply && settledFrom.kind === 'dispatch' ? replyRequestOf(inbound.properties) : null;
-  // The reply of a handled request is written before the request is acknowledged: a reply that cannot be
-  // written leaves the request on the broker (it comes back, and its handler runs again), never lost.
-  if (request && settlement.action === 'ack' && outcome.kind === 'handled' && urn !== null) {
-    const body: ReplyBody = { status: 'ok', result: outcome.result };
-    if (!(await sendReply(ctx, request, replyOf(urn, request, body, envelope), event))) {
-      ctx.consumer.negativeAcknowledge(message);
-      return event;
-    }
-  }
   const carried = await carryOut(settlement, message, ctx, event);
   // A request that ended for good without an answer (dead-lettered, or dropped without a dead-letter topic)
   // replies once with the failure; an attempt that is retried replies nothing.
   const final = (settlement.action === 'dead-letter' && event.written === true) || settlement.action === 'drop';
-  if (request && final && outcome.kind === 'failed' && urn !== null)
-    await sendReply(ctx, request, replyOf(urn, request, errorReply(outcome.error), envelope), event);
+  if (request && final && outcome.kind === 'failed' && urn !== null) {
+    const refused = await sendReply(ctx, request, replyOf(urn, request, errorReply(outcome.error), envelope));
+    if (refused !== null)
+      ctx.logger.error(`${refused.message} (message ${event.messageId} on ${ctx.topic}: its caller gets no reply)`);
+  }
   if (settledFrom.kind !== 'gate-rejected' && (outcome.kind === 'failed' || settledFrom.kind === 'poison')) {
     const error =
       outcome.kind === 'failed'
@@ -221,28 +229,17 @@ function replyOf(
   return replyMessage(urn, request, body, typeof traceId === 'string' && traceId !== '' ? traceId : undefined);
 }
 
-/** Sends a reply; false (logged, and the event says why) when it could not be written. */
+/** Sends a reply; the error that says why when it could not be written, else null. */
 async function sendReply(
   ctx: ProcessorContext,
   request: ReplyRequest,
   reply: PulsarProducerMessage,
-  event: SettledEvent,
-): Promise<boolean> {
+): Promise<Error | null> {
   try {
     await ctx.reply!(request.to, reply);
-    return true;
+    return null;
   } catch (error) {
-    const why = `could not write the reply to ${request.to}: ${asError(error).message}`;
-    if (event.action === 'ack') {
-      event.action = 'nack';
-      event.reason = why;
-      ctx.logger.error(
-        `${why} (message ${event.messageId} on ${ctx.topic} was negatively acknowledged and comes back)`,
-      );
-    } else {
-      ctx.logger.error(`${why} (message ${event.messageId} on ${ctx.topic}; the caller gets no reply)`);
-    }
-    return false;
+    return new Error(`could not write the reply to ${request.to}: ${asError(error).message}`, { cause: error });
   }
 }
 

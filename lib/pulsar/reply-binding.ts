@@ -7,6 +7,7 @@ import { EnvelopeCodec, errorMessage, errorName } from '../envelope/index.js';
 import { lossyDataProblem } from '../envelope/producer-checks.js';
 import { isBlankProperty, pulsarProperties } from './binding.js';
 import type { PulsarProducerMessage } from './client-types.js';
+import { parseTopic } from './websocket/topic.js';
 
 /** The properties of a request and of its reply. */
 export const BQ_REPLY = {
@@ -26,12 +27,19 @@ export interface ReplyRequest {
   correlationId: string;
 }
 
-/** The reply a request asks for, if it asks for one: both properties present and not blank. */
+/**
+ * The reply a request asks for, if it asks for one: both properties present and not blank, and `bq-reply-to` a
+ * topic name (a message naming no topic there is handled as one that asks for no reply).
+ */
 export function replyRequestOf(properties: Record<string, string> | undefined): ReplyRequest | null {
   const to = properties?.[BQ_REPLY.replyTo];
   const correlationId = properties?.[BQ_REPLY.correlationId];
   if (isBlankProperty(to) || isBlankProperty(correlationId)) return null;
-  return { to: to!.trim(), correlationId: correlationId! };
+  try {
+    return { to: parseTopic(to!.trim()).full, correlationId: correlationId! };
+  } catch {
+    return null;
+  }
 }
 
 /** What a reply says: the handler's value, or why the request ended without one. */
