@@ -1,10 +1,9 @@
 // Handler settings from configuration: the pure rules, then a server and a module (forRootAsync with a
 // ConfigService) on the testing kit.
 import 'reflect-metadata';
-import { Controller, Injectable, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
-import { BabelHandler, BabelPulsarServer, BabelQueueModule, type SettledEvent } from '../../../../lib/index.js';
+import { BabelHandler } from '../../../../lib/index.js';
 import { InMemoryPulsar } from '../../../../lib/testing/index.js';
 import {
   applyHandlerSettings,
@@ -13,6 +12,7 @@ import {
 } from '../../../../lib/nest/server/handler-settings.js';
 import { raiseStandardError } from '../../../../lib/options/option-table.js';
 import { startService } from '../../../support/nest-app.js';
+import { expectConfiguredFor } from '../../../support/configured-app.js';
 import { publishTo } from '../../../support/batch-scenario.js';
 
 const defaults = {
@@ -152,51 +152,7 @@ describe('handler settings on a server (testing kit)', () => {
   });
 });
 
-/** The part of @nestjs/config's ConfigService the factory uses; each environment is its own values. */
-@Injectable()
-class ConfigService {
-  constructor(private readonly values: Record<string, string>) {}
-  get<T = string>(key: string): T | undefined {
-    return this.values[key] as T | undefined;
-  }
-}
-
-function appFor(pulsar: InMemoryPulsar, environment: Record<string, string>) {
-  @Module({
-    providers: [{ provide: ConfigService, useValue: new ConfigService(environment) }],
-    exports: [ConfigService],
-  })
-  class ConfigModule {}
-
-  @Module({
-    imports: [
-      BabelQueueModule.forRootAsync({
-        imports: [ConfigModule],
-        inject: [ConfigService],
-        useFactory: (config: ConfigService) => ({
-          client: pulsar,
-          topic: config.get('HOME_TOPIC')!,
-          consumer: {
-            handlers: {
-              'urn:cfg:orders:created': {
-                topic: config.get('ORDERS_TOPIC')!,
-                subscription: config.get('ORDERS_SUBSCRIPTION')!,
-                maxAttempts: Number(config.get('ORDERS_ATTEMPTS')),
-              },
-            },
-          },
-        }),
-      }),
-    ],
-    controllers: [Orders],
-  })
-  class AppModule {}
-  return AppModule;
-}
-
 describe('one app, two environments, configured from ConfigService only (testing kit)', () => {
-  beforeEach(() => calls.splice(0));
-
   it.each([
     [
       'staging',
@@ -206,24 +162,5 @@ describe('one app, two environments, configured from ConfigService only (testing
       'production',
       { HOME_TOPIC: 'prd-home', ORDERS_TOPIC: 'prd-orders', ORDERS_SUBSCRIPTION: 'prd', ORDERS_ATTEMPTS: '9' },
     ],
-  ])('%s', async (_name, environment) => {
-    const pulsar = new InMemoryPulsar();
-    const app = await NestFactory.create(appFor(pulsar, environment), { logger: false, abortOnError: false });
-    const server = app.get(BabelPulsarServer);
-    const settled: SettledEvent[] = [];
-    server.on('settled', (event) => settled.push(event));
-    app.connectMicroservice({ strategy: server });
-    await app.startAllMicroservices();
-    try {
-      expect(server.describe().map(({ topic, subscription }) => `${topic} ${subscription}`)).toEqual(
-        expect.arrayContaining([`${environment.ORDERS_TOPIC} ${environment.ORDERS_SUBSCRIPTION}`]),
-      );
-      await publishTo(pulsar, environment.ORDERS_TOPIC, [['urn:cfg:orders:created', { n: 2 }]]);
-      await until(() => settled.length === 1);
-      expect(calls).toEqual(['created 2']);
-      expect(pulsar.backlog(environment.ORDERS_TOPIC, environment.ORDERS_SUBSCRIPTION)).toBe(0);
-    } finally {
-      await app.close();
-    }
-  });
+  ])('%s', (_name, environment) => expectConfiguredFor(new InMemoryPulsar(), environment));
 });
