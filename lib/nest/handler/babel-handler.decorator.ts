@@ -35,6 +35,8 @@ export interface BabelHandlerExtras {
   batch?: ResolvedBatchOptions;
   topicsPattern?: TopicPattern;
   patternDiscoveryMs?: number;
+  /** Its entry in the server's `handlers` option, by this key (`@BabelHandler(urn, { settingsKey })`). */
+  settingsKey?: string;
   /** Set only by the server's `handlers` option (run-time settings). */
   subscriptionType?: SubscriptionType;
   concurrency?: number;
@@ -82,7 +84,7 @@ export function BabelHandler(
   const resolved = resolveOptions(handlerOptionTable, options, (key) => `@BabelHandler ${key}`, raiseStandardError);
   checkHandlerCombination(resolved, options);
   const { timeoutMs, maxAttempts, retryPolicy, topic, subscription, connection, consumerOptions } = resolved;
-  const { batch, topicsPattern, patternDiscoveryMs, isRetriable } = resolved;
+  const { batch, topicsPattern, patternDiscoveryMs, isRetriable, settingsKey } = resolved;
   const idempotent = options.idempotency ? Idempotent(options.idempotency) : undefined;
   const given = options.schema ?? (isUrnContract(urnOrContract) ? urnOrContract.schema : undefined);
   const schema = given === undefined ? undefined : checkPayloadSchema(given, `@BabelHandler('${pattern}') schema`);
@@ -100,6 +102,7 @@ export function BabelHandler(
         ...(topic !== undefined && { topic }),
         ...(subscription !== undefined && { subscription }),
         ...(connection !== undefined && { connection }),
+        ...(settingsKey !== undefined && { settingsKey }),
         ...(schema !== undefined && { schema }),
         ...(consumerOptions !== undefined && { consumerOptions }),
         ...(isRetriable !== undefined && { isRetriable }),

@@ -99,29 +99,32 @@ export interface AppliedSettings {
   sources: Record<HandlerSettingName, SettingSource>;
 }
 
+/** The keys of `handlers` that may name a handler, the first that gives a setting winning. */
+export function keysOf(urn: string, handlerName: string, settingsKey?: string): string[] {
+  return [...(settingsKey === undefined ? [] : [settingsKey]), handlerName, urn];
+}
+
 /**
- * The settings of one handler: the entry keyed by `Controller.method` wins over the one keyed by its URN, which
- * wins over the decorator; a setting neither gives is the server's.
+ * The settings of one handler: the entry of the decorator's `settingsKey`, then the one keyed by
+ * `Controller.method`, then the one keyed by its URN, then the decorator; a setting none gives is the server's.
  */
 export function applyHandlerSettings(
   map: HandlerSettingsMap | undefined,
   urn: string,
   handlerName: string,
   declared: HandlerSettings,
+  settingsKey?: string,
 ): AppliedSettings {
   const settings: Record<string, unknown> = {};
   const sources = {} as Record<HandlerSettingName, SettingSource>;
-  const byUrn = map?.[urn];
-  const byMethod = map?.[handlerName];
+  const entries = keysOf(urn, handlerName, settingsKey).map((key) => [key, map?.[key]] as const);
   for (const setting of HANDLER_SETTING_NAMES) {
-    const [value, source]: [unknown, SettingSource] =
-      byMethod?.[setting] !== undefined
-        ? [byMethod[setting], { from: 'handlers', key: handlerName }]
-        : byUrn?.[setting] !== undefined
-          ? [byUrn[setting], { from: 'handlers', key: urn }]
-          : declared[setting] !== undefined
-            ? [declared[setting], { from: 'decorator' }]
-            : [undefined, { from: 'server' }];
+    const found = entries.find(([, entry]) => entry?.[setting] !== undefined);
+    const [value, source]: [unknown, SettingSource] = found
+      ? [found[1]![setting], { from: 'handlers', key: found[0] }]
+      : declared[setting] !== undefined
+        ? [declared[setting], { from: 'decorator' }]
+        : [undefined, { from: 'server' }];
     if (value !== undefined) settings[setting] = value;
     sources[setting] = source;
   }
@@ -186,10 +189,16 @@ export class HandlerSettingsBook {
   }
 
   /** Applies the entries of one handler and keeps its start-up line. */
-  apply(urn: string, handlerName: string, declared: HandlerSettings, defaults: ServerDefaults): HandlerSettings {
+  apply(
+    urn: string,
+    handlerName: string,
+    declared: HandlerSettings & { settingsKey?: string },
+    defaults: ServerDefaults,
+  ): HandlerSettings {
     if (!this.active) return declared;
-    for (const key of [urn, handlerName]) if (this.map![key] !== undefined) this.used.add(key);
-    const applied = applyHandlerSettings(this.map, urn, handlerName, declared);
+    const { settingsKey } = declared;
+    for (const key of keysOf(urn, handlerName, settingsKey)) if (this.map![key] !== undefined) this.used.add(key);
+    const applied = applyHandlerSettings(this.map, urn, handlerName, declared, settingsKey);
     this.lines.push(settingsLine(handlerName, urn, applied, defaults, this.prefix));
     return applied.settings;
   }
@@ -205,7 +214,8 @@ export class HandlerSettingsBook {
     if (unknown.length === 0) return;
     throw new TypeError(
       `${this.prefix} names no handler of this server: ${unknown.map((key) => JSON.stringify(key)).join(', ')} ` +
-        `(a key is a URN or Controller.method of a @BabelHandler this server runs; known: ${known.join(', ') || 'none'})`,
+        '(a key is a URN, a Controller.method or a @BabelHandler settingsKey of a handler this server runs; known: ' +
+        `${known.join(', ') || 'none'})`,
     );
   }
 }

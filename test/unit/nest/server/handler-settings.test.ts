@@ -48,6 +48,22 @@ describe('handler settings (pure)', () => {
     );
   });
 
+  it("the decorator's settingsKey names the entry that wins over Controller.method and the URN", () => {
+    const applied = applyHandlerSettings(
+      {
+        'payments.charge': { concurrency: 8 },
+        'A.handle': { concurrency: 2, maxAttempts: 4 },
+        'urn:a': { topic: 't' },
+      },
+      'urn:a',
+      'A.handle',
+      {},
+      'payments.charge',
+    );
+    expect(applied.settings).toEqual({ concurrency: 8, maxAttempts: 4, topic: 't' });
+    expect(applied.sources.concurrency).toEqual({ from: 'handlers', key: 'payments.charge' });
+  });
+
   it('refuses an unknown setting, a bad value and a non-object, naming where', () => {
     const check = (value: unknown) => () => checkHandlerSettingsMap(value, 'options.handlers', raiseStandardError);
     expect(check({ 'urn:a': { topics: 'x' } })).toThrow(
@@ -72,7 +88,7 @@ class Orders {
     calls.push(`created ${data.n}`);
   }
 
-  @BabelHandler('urn:cfg:orders:failing', { maxAttempts: 5 })
+  @BabelHandler('urn:cfg:orders:failing', { maxAttempts: 5, settingsKey: 'orders.failing' })
   failing() {
     throw new Error('always');
   }
@@ -101,7 +117,7 @@ describe('handler settings on a server (testing kit)', () => {
       logger,
       handlers: {
         'urn:cfg:orders:created': { topic: 'configured-orders', concurrency: 4 },
-        'Orders.failing': { maxAttempts: 1 },
+        'orders.failing': { maxAttempts: 1 },
       },
     });
     try {
@@ -117,7 +133,7 @@ describe('handler settings on a server (testing kit)', () => {
           'from the server, maxAttempts 5 from @BabelHandler, retryPolicy none from the server, concurrency 4 from ' +
           'handlers["urn:cfg:orders:created"]',
       );
-      expect(lines.some((line) => line.includes('maxAttempts 1 from handlers["Orders.failing"]'))).toBe(true);
+      expect(lines.some((line) => line.includes('maxAttempts 1 from handlers["orders.failing"]'))).toBe(true);
       expect(service.server.describe().map(({ topic }) => topic)).toEqual(
         expect.arrayContaining(['configured-orders', 'home']),
       );
