@@ -39,7 +39,11 @@ export type Inspection =
 
 /** Step two's input: how the handler (or the unknown-URN path) ended. */
 export type Outcome =
-  | { kind: 'handled' }
+  | {
+      kind: 'handled';
+      /** What the handler returned (the reply to a request; docs/contract.md#requests-and-replies). */
+      result?: unknown;
+    }
   | {
       kind: 'failed';
       reason: 'failed' | 'unknown_urn';

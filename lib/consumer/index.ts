@@ -11,7 +11,7 @@ export { decideSettlement, countedAttempt } from './settle.js';
 export type { BabelQueueHooks, ConsumerLogger, DeadLetterWrite } from './hooks.js';
 export { processMessage } from './process-message.js';
 export { isRetriableByDefault } from './process-message.js';
-export type { Dispatcher, HandlerPolicy, ProcessorContext, SettledEvent } from './process-message.js';
+export type { Dispatcher, HandlerPolicy, ProcessorContext, ReplySender, SettledEvent } from './process-message.js';
 export { TopicConsumer } from './topic-consumer.js';
 export type { TopicConsumerOptions } from './topic-consumer.js';
 export { HandlerTimeoutError, withHandlerTimeout } from './handler-timeout.js';

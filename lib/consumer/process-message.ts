@@ -19,17 +19,28 @@ import type { RetryPolicy } from './retry-delay.js';
 import { countedAttempt, decideSettlement } from './settle.js';
 import { outcomeOfRequest, RequestedSettlement, SettleRequests } from './settle-request.js';
 import { escapeControls, indentedBlock, quoted } from '../text/untrusted-text.js';
+import {
+  errorReply,
+  replyMessage,
+  replyRequestOf,
+  type ReplyBody,
+  type ReplyRequest,
+} from '../pulsar/reply-binding.js';
 
 /**
- * Runs the handler for a URN; rejects when the handler fails. `requests` takes what the handler asks for
- * (`ctx.retry()`, `ctx.deadLetter()`): it decides the settlement however the handler ends.
+ * Runs the handler for a URN; rejects when the handler fails, else resolves to what it returned (the reply to a
+ * request). `requests` takes what the handler asks for (`ctx.retry()`, `ctx.deadLetter()`): it decides the
+ * settlement however the handler ends.
  */
 export type Dispatcher = (
   urn: string,
   envelope: Envelope,
   message: PulsarMessage,
   requests: SettleRequests,
-) => Promise<void>;
+) => Promise<unknown>;
+
+/** Publishes a reply to a request on the reply topic the request names. */
+export type ReplySender = (topic: string, message: PulsarProducerMessage) => Promise<void>;
 
 export interface ProcessorContext {
   topic: string;
@@ -62,6 +73,8 @@ export interface ProcessorContext {
   onHandlerOverdue?: (urn: string, timeoutMs: number, stillRunning: Promise<void>) => void;
   /** True the first time `key` is reported (bounded memory); repeats are logged at debug level. */
   firstReport?: (key: string) => boolean;
+  /** Sends the replies of requests (docs/contract.md#requests-and-replies); absent = requests get no reply. */
+  reply?: ReplySender;
 }
 
 /** Per-handler settlement settings (from `@BabelHandler(urn, { maxAttempts, retryPolicy })`). */
@@ -149,6 +162,21 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
     }
   }
 
+  const request = ctx.reply && settledFrom.kind === 'dispatch' ? replyRequestOf(inbound.properties) : null;
+  // The reply of a handled request is written before the request is settled: a reply that cannot be written makes
+  // the attempt a failure (retried, then dead-lettered, as any other), so a request is never acknowledged unanswered
+  // and a reply topic that refuses every write cannot keep a request coming back for ever.
+  if (request && outcome.kind === 'handled' && urn !== null) {
+    const body: ReplyBody = { status: 'ok', result: outcome.result };
+    const refused = await sendReply(ctx, request, replyOf(urn, request, body, envelope));
+    if (refused !== null) {
+      outcome = { kind: 'failed', reason: 'failed', error: refused };
+      settledFrom = inspect(inbound);
+      if (settledFrom.kind === 'dispatch') envelope = settledFrom.envelope;
+      failure = refused;
+    }
+  }
+
   const own = urn === null ? undefined : ctx.handlerPolicy?.(urn);
   const policy: SettlementPolicy = {
     ...ctx.policy,
@@ -167,6 +195,14 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
     action: settlement.action,
   };
   const carried = await carryOut(settlement, message, ctx, event);
+  // A request that ended for good without an answer (dead-lettered, or dropped without a dead-letter topic)
+  // replies once with the failure; an attempt that is retried replies nothing.
+  const final = (settlement.action === 'dead-letter' && event.written === true) || settlement.action === 'drop';
+  if (request && final && outcome.kind === 'failed' && urn !== null) {
+    const refused = await sendReply(ctx, request, replyOf(urn, request, errorReply(outcome.error), envelope));
+    if (refused !== null)
+      ctx.logger.error(`${refused.message} (message ${event.messageId} on ${ctx.topic}: its caller gets no reply)`);
+  }
   if (settledFrom.kind !== 'gate-rejected' && (outcome.kind === 'failed' || settledFrom.kind === 'poison')) {
     const error =
       outcome.kind === 'failed'
@@ -180,6 +216,31 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
   const { deadLetter } = carried;
   if (deadLetter) callHookSafely(ctx.logger, 'onDeadLetter', () => ctx.hooks.onDeadLetter?.(deadLetter, message));
   return event;
+}
+
+/** The reply message, continuing the request's trace. */
+function replyOf(
+  urn: string,
+  request: ReplyRequest,
+  body: ReplyBody,
+  envelope: Envelope | Record<string, never>,
+): PulsarProducerMessage {
+  const traceId = (envelope as { trace_id?: unknown }).trace_id;
+  return replyMessage(urn, request, body, typeof traceId === 'string' && traceId !== '' ? traceId : undefined);
+}
+
+/** Sends a reply; the error that says why when it could not be written, else null. */
+async function sendReply(
+  ctx: ProcessorContext,
+  request: ReplyRequest,
+  reply: PulsarProducerMessage,
+): Promise<Error | null> {
+  try {
+    await ctx.reply!(request.to, reply);
+    return null;
+  } catch (error) {
+    return new Error(`could not write the reply to ${request.to}: ${asError(error).message}`, { cause: error });
+  }
 }
 
 /** Writes a delivery's own line to the log, unless a tap (the testing kit) takes it. */
@@ -263,14 +324,18 @@ async function runHandler(
   }
   try {
     const timeoutMs = ctx.handlerTimeoutMs?.(urn) ?? 0;
+    // The result is kept only when the handler ended in time: a late handler's value answers nothing.
+    let result: unknown;
     await withHandlerTimeout(
-      ctx.dispatch(urn, envelope, message, requests),
+      ctx.dispatch(urn, envelope, message, requests).then((value) => {
+        result = value;
+      }),
       urn,
       timeoutMs,
       (stillRunning) => ctx.onHandlerOverdue?.(urn, timeoutMs, stillRunning),
       ctx.deadlines,
     );
-    return { kind: 'handled' };
+    return { kind: 'handled', result };
   } catch (error) {
     return { kind: 'failed', reason: 'failed', error };
   }

@@ -13,6 +13,8 @@ export {
   SchemaVersionRejectedError,
   UnknownUrnError,
 } from './errors.js';
+// The errors of a request made with BabelPulsarClient.send() (docs/request-response.md).
+export { RequestFailedError, RequestTimeoutError } from './request-errors.js';
 export type { DeadLetterBlock, DecodeOptions, DecodeResult, Envelope, EnvelopeMeta, MakeOptions } from './types.js';
 export { EnvelopeCodec, FORBIDDEN_KEY_POINTERS } from './codec.js';
 export {

@@ -9,13 +9,16 @@ export type { BabelServerEvents, BabelServerStatus } from './server/babel-pulsar
 export type { SubscriptionTarget } from './server/pause-control.js';
 export type { RetriableRule } from './pipeline/retriable-rule.js';
 export type { BabelPulsarServerOptions, ProducerSource } from './server/server-options.js';
+export type { HandlerSettings, HandlerSettingsMap } from './server/handler-settings.js';
 export { BabelPulsarClient } from './client/babel-pulsar.client.js';
 export type {
   BabelClientEvents,
   BabelClientStatus,
   BabelPulsarClientOptions,
   PublishOptions,
+  RequestOptions,
 } from './client/babel-pulsar.client.js';
+export type { ReplyInboxStats } from './client/reply-inbox.js';
 export { mayHaveBeenStored, PublishError } from './client/publish-error.js';
 export { BabelProducerPool } from './client/producer-pool.js';
 export type { PooledProducerState } from './client/producer-pool.js';

@@ -3,6 +3,8 @@
 export * from './websocket/index.js';
 export type * from './client-types.js';
 export * from './binding.js';
+// Request/response on the binding (docs/contract.md#requests-and-replies): a request or a reply made by hand.
+export * from './reply-binding.js';
 export * from './partition.js';
 export { clientKindFor, createPulsarClient } from './client-factory.js';
 export { LazyPulsarClient } from './lazy-client.js';

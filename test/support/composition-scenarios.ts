@@ -4,10 +4,12 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Controller, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ctx, Payload } from '@nestjs/microservices';
+import { lastValueFrom, toArray } from 'rxjs';
 import {
   BabelBatchContext,
   BabelContext,
   BabelHandler,
+  BabelPulsarClient,
   BabelPulsarServer,
   BabelQueueError,
   EnvelopeCodec,
@@ -372,6 +374,160 @@ export async function patternWithIdempotency(env: CompositionEnv): Promise<void>
   }
 }
 
+/** A caller on the scenario's client, closed by `run`'s end. */
+async function withCaller(env: CompositionEnv, topic: string, run: (caller: BabelPulsarClient) => Promise<void>) {
+  const caller = new BabelPulsarClient({ client: env.client, topic });
+  try {
+    await run(caller);
+  } finally {
+    await caller.close();
+  }
+}
+
+/**
+ * request/response × handler time-out: the attempt past its time-out is retried and answers nothing when it ends;
+ * the attempt that succeeds replies, once.
+ */
+export async function requestPastTimeout(env: CompositionEnv): Promise<void> {
+  const topic = env.prefix('comp-rpc-timeout');
+  let overdueEnded = false;
+  @Controller()
+  class Slow {
+    @BabelHandler('urn:comp:rpc-timeout', { timeoutMs: 150, maxAttempts: 2 })
+    async handle(@Ctx() ctx: BabelContext) {
+      const attempt = ctx.getAttempts();
+      if (attempt === 0) {
+        await sleep(600);
+        overdueEnded = true;
+      }
+      return { attempt };
+    }
+  }
+  const service = await startService([Slow], { client: env.client, topics: topic });
+  try {
+    await withCaller(env, topic, async (caller) => {
+      await expect(lastValueFrom(caller.send('urn:comp:rpc-timeout', {}))).resolves.toEqual({ attempt: 1 });
+      await until('the overdue attempt to end', () => overdueEnded);
+      await sleep(200);
+      expect(caller.replyStats).toMatchObject({ delivered: 1, late: 0 });
+      expect(actions(service.settled)).toEqual(['retry', 'ack']);
+    });
+  } finally {
+    await service.close();
+  }
+}
+
+/** request/response × pause(): a request waits, unanswered, while its consumer is paused, and is answered on resume. */
+export async function requestWhilePaused(env: CompositionEnv): Promise<void> {
+  const topic = env.prefix('comp-rpc-pause');
+  @Controller()
+  class Echo {
+    @BabelHandler('urn:comp:rpc-pause')
+    handle(@Payload() data: { n: number }) {
+      return data.n + 1;
+    }
+  }
+  const service = await startService([Echo], { client: env.client, topics: topic });
+  try {
+    await withCaller(env, topic, async (caller) => {
+      await service.server.pause();
+      const reply = lastValueFrom(caller.send('urn:comp:rpc-pause', { n: 1 }));
+      await sleep(300);
+      expect(caller.replyStats).toMatchObject({ waiting: 1, delivered: 0 });
+      service.server.resume();
+      await expect(reply).resolves.toBe(2);
+    });
+  } finally {
+    await service.close();
+  }
+}
+
+/**
+ * request/response × idempotency: a request sent again with the id of one already handled is skipped as a duplicate
+ * and answered with an empty reply (the store keeps ids, not replies); a new id is handled.
+ */
+export async function requestWithIdempotency(env: CompositionEnv): Promise<void> {
+  const topic = env.prefix('comp-rpc-idem');
+  let calls = 0;
+  @Controller()
+  class Once {
+    @BabelHandler('urn:comp:rpc-idem')
+    handle() {
+      calls += 1;
+      return { calls };
+    }
+  }
+  const idempotency = { store: new InMemoryIdempotencyStore() };
+  const service = await startService([Once], { client: env.client, topics: topic, idempotency });
+  try {
+    await withCaller(env, topic, async (caller) => {
+      const send = (id: string) => lastValueFrom(caller.send('urn:comp:rpc-idem', {}, { id }).pipe(toArray()));
+      await expect(send('same')).resolves.toEqual([{ calls: 1 }]);
+      await expect(send('same')).resolves.toEqual([]);
+      await expect(send('other')).resolves.toEqual([{ calls: 2 }]);
+    });
+  } finally {
+    await service.close();
+  }
+}
+
+/** request/response × batch: each request of a batch is answered, with an empty reply. */
+export async function requestToBatch(env: CompositionEnv): Promise<void> {
+  const topic = env.prefix('comp-rpc-batch');
+  @Controller()
+  class Batch {
+    @BabelHandler('urn:comp:rpc-batch', { batch: { maxMessages: 2, maxWaitMs: 100 } })
+    handle(@Payload() items: unknown[]) {
+      return items.length;
+    }
+  }
+  const service = await startService([Batch], { client: env.client, topics: topic });
+  try {
+    await withCaller(env, topic, async (caller) => {
+      const send = (n: number) => lastValueFrom(caller.send('urn:comp:rpc-batch', { n }).pipe(toArray()));
+      await expect(Promise.all([send(1), send(2)])).resolves.toEqual([[], []]);
+    });
+  } finally {
+    await service.close();
+  }
+}
+
+/**
+ * request/response × handler settings from configuration: `handlers` makes the subscription Failover with one
+ * attempt, so a failing request is dead-lettered, and answered with its error, at once.
+ */
+export async function requestWithHandlerSettings(env: CompositionEnv): Promise<void> {
+  const topic = env.prefix('comp-rpc-settings');
+  let calls = 0;
+  @Controller()
+  class Refusing {
+    @BabelHandler('urn:comp:rpc-settings', { maxAttempts: 5 })
+    handle() {
+      calls += 1;
+      throw new TypeError('no stock');
+    }
+  }
+  const service = await startService([Refusing], {
+    client: env.client,
+    topics: topic,
+    handlers: { 'Refusing.handle': { subscriptionType: 'Failover', maxAttempts: 1 } },
+  });
+  try {
+    expect(service.server.describe()).toEqual([expect.objectContaining({ topic })]);
+    await withCaller(env, topic, async (caller) => {
+      await expect(lastValueFrom(caller.send('urn:comp:rpc-settings', {}))).rejects.toMatchObject({
+        name: 'RequestFailedError',
+        errorClass: 'TypeError',
+        message: 'no stock',
+      });
+    });
+    expect(calls).toBe(1);
+    expect(actions(service.settled)).toEqual(['dead-letter']);
+  } finally {
+    await service.close();
+  }
+}
+
 /** Every scenario, by name, for the kit and the broker suites. */
 export const compositionScenarios = {
   'topicsPattern × consumerOptions': patternWithConsumerOptions,
@@ -383,4 +539,9 @@ export const compositionScenarios = {
   'settle request × subscription type (Failover)': refusedDelayedRetry,
   'topicsPattern × batch × ctx.retry()': patternBatchRetry,
   'topicsPattern × idempotency': patternWithIdempotency,
+  'request/response × handler time-out': requestPastTimeout,
+  'request/response × pause': requestWhilePaused,
+  'request/response × idempotency': requestWithIdempotency,
+  'request/response × batch': requestToBatch,
+  'request/response × handler settings (Failover, one attempt)': requestWithHandlerSettings,
 } satisfies Record<string, (env: CompositionEnv) => Promise<void>>;

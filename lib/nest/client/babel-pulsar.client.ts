@@ -1,7 +1,8 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { ClientProxy, type ReadPacket, type WritePacket } from '@nestjs/microservices';
 import { EventEmitter } from 'node:events';
-import { Observable, throwError } from 'rxjs';
+import { randomUUID } from 'node:crypto';
+import { Observable } from 'rxjs';
 import { BabelQueueError, EnvelopeCodec, bareTopicName } from '../../envelope/index.js';
 import { isMessageData as isData, lossyDataProblem, urnProblem } from '../../envelope/producer-checks.js';
 import { BQ, isBlankProperty, pulsarProperties } from '../../pulsar/binding.js';
@@ -13,6 +14,10 @@ import { loadOpenTelemetry, startPublishSpan, type PublishTrace } from '../../ot
 import { BabelProducerPool, type PooledProducerState } from './producer-pool.js';
 import type { ProducerSource } from '../server/server-options.js';
 import { PublishError } from './publish-error.js';
+import { BQ_REPLY } from '../../pulsar/reply-binding.js';
+import { parseTopic } from '../../pulsar/websocket/topic.js';
+import { ReplyInbox, replyTopicName, type ReplyInboxStats } from './reply-inbox.js';
+import { RequestFailedError, RequestTimeoutError } from '../../envelope/request-errors.js';
 import { publishPayload } from '../../schema/message-payload.js';
 import { checkPayloadSchema, type PayloadSchema } from '../../schema/payload-schema.js';
 import { isUrnContract, type UrnContract } from '../../schema/urn-contract.js';
@@ -76,9 +81,15 @@ export type BabelClientEvents = {
   error: (error: Error) => void;
 };
 
-const SEND_UNSUPPORTED =
-  'BabelPulsarClient does not support send() (request/response): BabelQueue messages are one-way. ' +
-  'Use emit(urn, data) or publish(urn, data, options) instead';
+const PACKET_UNSUPPORTED =
+  "BabelPulsarClient does not take Nest's packet form of publish(): use send(urn, data) for a request, " +
+  'emit(urn, data) or publish(urn, data, options) for a one-way message';
+
+/** The options of `send(urn, data, options)`: those of a publish, with `timeoutMs` the wait for the reply. */
+export interface RequestOptions extends Omit<PublishOptions, 'timeoutMs'> {
+  /** How long to wait for the reply; default the client's `requestTimeoutMs` (30000 ms). */
+  timeoutMs?: number;
+}
 
 /**
  * Publishes BabelQueue envelopes to Pulsar. A Nest ClientProxy: `emit(urn, data)` publishes to the default
@@ -104,6 +115,10 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
   private readonly producerSettings: ProducerOptionsSettings;
   private readonly inFlight = new Set<Promise<unknown>>();
   private closing: Promise<void> | null = null;
+  private readonly requestTimeoutMs: number;
+  private readonly replyNamespace: string;
+  /** Where the replies of send() arrive, opened on the first send(). */
+  private inbox: ReplyInbox | undefined;
 
   constructor(private readonly options: BabelPulsarClientOptions) {
     super();
@@ -115,6 +130,8 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
       topic,
       telemetry,
       publishTimeoutMs,
+      requestTimeoutMs,
+      replyNamespace,
       producers,
       producerOptions,
       producerOptionsByTopic,
@@ -141,6 +158,8 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     );
     this.tracing = telemetry.tracing;
     this.publishTimeoutMs = publishTimeoutMs;
+    this.requestTimeoutMs = requestTimeoutMs;
+    this.replyNamespace = replyNamespace ?? namespaceOf(topic);
     this.client = client;
     this.events.on('error', () => undefined); // an 'error' without listeners must not throw
     this.initializeSerializer({});
@@ -186,7 +205,7 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     options: PublishOptions = {},
   ): Promise<string> | (() => void) {
     if (typeof second === 'function' && typeof first === 'object' && first !== null && !isUrnContract(first)) {
-      (second as (packet: WritePacket) => void)({ err: new BabelQueueError(SEND_UNSUPPORTED), isDisposed: true });
+      (second as (packet: WritePacket) => void)({ err: new BabelQueueError(PACKET_UNSUPPORTED), isDisposed: true });
       return () => undefined;
     }
     if (isUrnContract(first)) {
@@ -198,15 +217,76 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     return this.track(this.publishEnvelope(first as string, second, options));
   }
 
-  /** Request/response is not part of BabelQueue: fails at once, telling to use emit() or publish(). */
-  override send<TResult = never, TInput = unknown>(_pattern: unknown, _data: TInput): Observable<TResult> {
-    return throwError(() => new BabelQueueError(SEND_UNSUPPORTED));
+  /**
+   * Request/response (docs/request-response.md): publishes a request (an envelope with `bq-reply-to` and
+   * `bq-correlation-id`) and emits the handler's return value, then completes; a handler that returned nothing
+   * completes without a value. Errors with a RequestFailedError (the handler's error text and class) when the
+   * request is dead-lettered, a RequestTimeoutError after `timeoutMs`, or the publish's own error. Cold: nothing is
+   * sent until it is subscribed; unsubscribing stops the wait (a reply that comes later is dropped and counted).
+   */
+  override send<TResult = unknown, TInput = unknown>(
+    pattern: unknown,
+    data: TInput,
+    options?: RequestOptions,
+  ): Observable<TResult> {
+    return new Observable<TResult>((subscriber) => {
+      let stopWaiting = (): void => undefined;
+      let timer: NodeJS.Timeout | undefined;
+      const end = () => {
+        clearTimeout(timer);
+        stopWaiting();
+      };
+      const fail = (error: unknown) => {
+        end();
+        subscriber.error(error);
+      };
+      const request = async () => {
+        this.assertOpen();
+        const { urn, options: given } = requestArguments(pattern, options);
+        const timeoutMs = given.timeoutMs === undefined ? this.requestTimeoutMs : checkRequestTimeout(given.timeoutMs);
+        const inbox = this.replies();
+        await inbox.open();
+        if (subscriber.closed) return;
+        const id = given.id ?? randomUUID();
+        const correlationId = randomUUID();
+        stopWaiting = inbox.expect(correlationId, (body) => {
+          end();
+          if (body.status === 'error') {
+            subscriber.error(new RequestFailedError(body.error.message, body.error.class, urn, id));
+            return;
+          }
+          if (body.result !== undefined) subscriber.next(body.result as TResult);
+          subscriber.complete();
+        });
+        timer = setTimeout(() => fail(new RequestTimeoutError(urn, id, timeoutMs)), timeoutMs);
+        const { timeoutMs: _wait, ...publish } = given;
+        const headers = {
+          ...publish.headers,
+          [BQ_REPLY.replyTo]: inbox.topic,
+          [BQ_REPLY.correlationId]: correlationId,
+        };
+        await this.track(this.publishEnvelope(urn, data, { ...publish, id, headers }));
+      };
+      request().catch(fail);
+      return end;
+    });
+  }
+
+  /** What this client's reply inbox counted (replies delivered, late replies dropped, calls waiting). */
+  get replyStats(): ReplyInboxStats {
+    return this.inbox?.stats ?? { waiting: 0, delivered: 0, late: 0, unreadable: 0 };
+  }
+
+  /** This client's reply topic (created on the first send()); undefined before. */
+  get replyTopic(): string | undefined {
+    return this.inbox?.topic;
   }
 
   /** Stops accepting publishes, waits for those under way, then closes the producers and client it owns. Idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {
       await Promise.allSettled([...this.inFlight]);
+      await this.inbox?.close();
       await this.ownPool?.close();
       if (this.options.serviceUrl !== undefined) {
         const client = this.client ?? (await this.connecting?.catch(() => undefined));
@@ -414,6 +494,11 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     return { topic, message, id: envelope.meta.id };
   }
 
+  private replies(): ReplyInbox {
+    this.inbox ??= new ReplyInbox(replyTopicName(this.replyNamespace), () => this.ensureClient(), this.logger);
+    return this.inbox;
+  }
+
   private producers(): ProducerSource {
     if (this.options.producers) return this.options.producers;
     if (!this.client) throw new BabelQueueError('BabelPulsarClient has no Pulsar client yet');
@@ -459,6 +544,35 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     promise.then(forget, forget);
     return promise;
   }
+}
+
+/** The namespace of a topic (`tenant/namespace`); `public/default` without one. */
+function namespaceOf(topic: string | undefined): string {
+  if (topic === undefined) return 'public/default';
+  const { tenant, namespace } = parseTopic(topic);
+  return `${tenant}/${namespace}`;
+}
+
+/** send()'s URN and options, from a URN or a contract (whose schema the request is validated against). */
+function requestArguments(
+  pattern: unknown,
+  options: RequestOptions | undefined,
+): { urn: string; options: RequestOptions } {
+  if (options !== undefined && (options === null || typeof options !== 'object'))
+    throw new BabelQueueError('send options must be an object');
+  if (isUrnContract(pattern)) {
+    const schema = options?.schema ?? pattern.schema;
+    return { urn: pattern.urn, options: { ...options, ...(schema !== undefined && { schema }) } };
+  }
+  if (typeof pattern !== 'string' || pattern.trim() === '')
+    throw new BabelQueueError(`send() takes a URN string (or a contract) as its pattern, got ${describe(pattern)}`);
+  return { urn: pattern, options: options ?? {} };
+}
+
+function checkRequestTimeout(value: unknown): number {
+  const checked = checkTimeout(value, 'options.timeoutMs');
+  if (checked === 0) throw new BabelQueueError('options.timeoutMs of send() must be above 0');
+  return checked;
 }
 
 /** Whole milliseconds, rounded up so that any positive delay delays. */

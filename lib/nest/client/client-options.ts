@@ -13,6 +13,9 @@ import { producerOptionEntries } from './producer-settings.js';
 /** The default of `publishTimeoutMs`: long enough for a broker that is busy, short enough for one that is down. */
 export const DEFAULT_PUBLISH_TIMEOUT_MS = 10_000;
 
+/** The default of `requestTimeoutMs`: how long send() waits for a reply. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
 /** BabelPulsarClient's errors for its options and publish arguments. */
 export const raiseClientError: RaiseOptionError = raiseLibraryError;
 
@@ -96,6 +99,28 @@ export const clientOptionTable = {
   publishTimeoutMs: option<number, number>((value, name) =>
     value === undefined ? DEFAULT_PUBLISH_TIMEOUT_MS : checkTimeout(value, name),
   ),
+  /**
+   * How long `send()` waits for its reply before its Observable errors with a RequestTimeoutError; per call:
+   * `send(urn, data, { timeoutMs })`. Must be above 0.
+   * @defaultValue `30000`
+   */
+  requestTimeoutMs: option<number, number>((value, name, raise) => {
+    if (value === undefined) return DEFAULT_REQUEST_TIMEOUT_MS;
+    const checked = checkTimeout(value, name);
+    return checked > 0
+      ? checked
+      : raise(`${name} must be above 0 (a request without a time-out could wait forever)`, 'range');
+  }),
+  /**
+   * The namespace of this client's reply topic (`<namespace>/bq-replies-<uuid>`, one per client instance), e.g.
+   * `public/default`. Default: the namespace of `topic`, else `public/default`.
+   */
+  replyNamespace: option<string>((value, name, raise) => {
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string' || !/^[^/\s]+\/[^/\s]+$/.test(value))
+      return raise(`${name} must be "tenant/namespace", got ${describe(value)}`, 'type');
+    return value;
+  }),
   /** Encrypts the `x-gdpr-sensitive` fields of a publish's schema (docs/schemas.md). */
   cipher: passThrough<FieldCipher>(),
   ...producerOptionEntries,

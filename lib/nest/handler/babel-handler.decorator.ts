@@ -11,6 +11,7 @@ import { checkHandlerCombination, DEFAULT_PATTERN_DISCOVERY_MS, handlerOptionTab
 import type { BatchOptions, ResolvedBatchOptions } from '../../consumer/batch-collector.js';
 import type { TopicPattern } from '../../pulsar/topic-pattern.js';
 import type { PulsarConsumerOptions } from '../../pulsar/client-options.js';
+import type { SubscriptionType } from '../../pulsar/client-types.js';
 import type { RetriableRule } from '../pipeline/retriable-rule.js';
 
 /** The options of `@BabelHandler(urn, options)`. */
@@ -34,6 +35,11 @@ export interface BabelHandlerExtras {
   batch?: ResolvedBatchOptions;
   topicsPattern?: TopicPattern;
   patternDiscoveryMs?: number;
+  /** Its entry in the server's `handlers` option, by this key (`@BabelHandler(urn, { settingsKey })`). */
+  settingsKey?: string;
+  /** Set only by the server's `handlers` option (run-time settings). */
+  subscriptionType?: SubscriptionType;
+  concurrency?: number;
 }
 
 const HANDLER_OPTION_KEYS = Object.keys(handlerOptionTable);
@@ -78,7 +84,7 @@ export function BabelHandler(
   const resolved = resolveOptions(handlerOptionTable, options, (key) => `@BabelHandler ${key}`, raiseStandardError);
   checkHandlerCombination(resolved, options);
   const { timeoutMs, maxAttempts, retryPolicy, topic, subscription, connection, consumerOptions } = resolved;
-  const { batch, topicsPattern, patternDiscoveryMs, isRetriable } = resolved;
+  const { batch, topicsPattern, patternDiscoveryMs, isRetriable, settingsKey } = resolved;
   const idempotent = options.idempotency ? Idempotent(options.idempotency) : undefined;
   const given = options.schema ?? (isUrnContract(urnOrContract) ? urnOrContract.schema : undefined);
   const schema = given === undefined ? undefined : checkPayloadSchema(given, `@BabelHandler('${pattern}') schema`);
@@ -96,6 +102,7 @@ export function BabelHandler(
         ...(topic !== undefined && { topic }),
         ...(subscription !== undefined && { subscription }),
         ...(connection !== undefined && { connection }),
+        ...(settingsKey !== undefined && { settingsKey }),
         ...(schema !== undefined && { schema }),
         ...(consumerOptions !== undefined && { consumerOptions }),
         ...(isRetriable !== undefined && { isRetriable }),

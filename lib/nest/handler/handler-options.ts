@@ -65,6 +65,13 @@ export const handlerOptionTable = {
    */
   subscription: option<string>((value, name, raise) => optionalName(value, name, '"billing"', raise)),
   /**
+   * The key of this handler's entry in the server's `handlers` option (settings from configuration), e.g.
+   * `"payments.charge"`: that entry applies before those keyed by `Controller.method` or the URN
+   * (docs/configuration.md#handler-settings-from-configuration).
+   * @defaultValue none
+   */
+  settingsKey: option<string>((value, name, raise) => optionalName(value, name, '"payments.charge"', raise)),
+  /**
    * The named registration (`BabelQueueModule.forRoot({ name })`) whose server runs this handler.
    * @defaultValue the unnamed registration
    */

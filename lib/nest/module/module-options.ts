@@ -196,6 +196,12 @@ export const moduleOptionTable = {
    */
   publishTimeoutMs: integer({ min: 0, must: 'a whole number of ms >= 0 (0 = no time-out)' }),
   /**
+   * How long the client's `send()` waits for its reply before it errors with a `RequestTimeoutError`
+   * (docs/request-response.md). Per call: `send(urn, data, { timeoutMs })`.
+   * @defaultValue `30000`
+   */
+  requestTimeoutMs: integer({ min: 1, must: 'a whole number of ms >= 1' }),
+  /**
    * `'required'`: the app fails to start when the broker does not answer. `'optional'`: the app starts anyway,
    * health reports down, the consumers subscribe and the publisher's producer for `topic` connects once the broker
    * answers (one log line each way for each), and a publish meanwhile fails with a PublishError at the latest
@@ -254,6 +260,7 @@ export interface ResolvedModuleOptions {
   /** Present when options.telemetry was given (the server has it too, in `server`). */
   telemetry?: ResolvedTelemetry;
   publishTimeoutMs?: number;
+  requestTimeoutMs?: number;
   /** The producer pool's Pulsar settings, checked against the client. */
   producerSettings: ProducerOptionsSettings;
   outbox: ResolvedOutbox;
@@ -302,7 +309,8 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     raiseModuleError,
   );
   const producerSettings = checkedProducerSettings(client, options, 'options.', raiseModuleError);
-  const { logger, idempotency, telemetry, brokerAtStart, publishTimeoutMs, startupWarnings } = options;
+  const { logger, idempotency, telemetry, brokerAtStart, publishTimeoutMs, requestTimeoutMs, startupWarnings } =
+    options;
   const cipher = options.gdpr;
   const given = <K extends string, V>(key: K, value: V | undefined) =>
     (value === undefined ? {} : { [key]: value }) as Partial<Record<K, V>>;
@@ -332,6 +340,7 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
     server,
     producerSettings,
     ...given('publishTimeoutMs', publishTimeoutMs),
+    ...given('requestTimeoutMs', requestTimeoutMs),
     hooks: options.hooks,
     outbox: options.outbox,
     ...given('cipher', cipher),

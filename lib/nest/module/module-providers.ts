@@ -249,6 +249,7 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
           ...(options.topic !== undefined && { topic: options.topic }),
           ...(options.telemetry !== undefined && { telemetry: options.telemetry }),
           ...(options.publishTimeoutMs !== undefined && { publishTimeoutMs: options.publishTimeoutMs }),
+          ...(options.requestTimeoutMs !== undefined && { requestTimeoutMs: options.requestTimeoutMs }),
           ...(options.cipher !== undefined && { cipher: options.cipher }),
         }),
     },

@@ -29,6 +29,8 @@ import type { BabelServerEvents } from './server-events.js';
 import type { Subscription } from './subscription.js';
 import { openSubscription } from './subscription-runner.js';
 import { SubscriptionSet } from './subscription-set.js';
+import { ReplyProducers } from './reply-producers.js';
+import { HandlerSettingsBook, serverDefaultsOf } from './handler-settings.js';
 import type { RefusedProducerState } from './refused-producer.js';
 
 export type { BabelServerStatus } from './status-monitor.js';
@@ -63,6 +65,10 @@ export class BabelPulsarServer
   private readonly relays = new Set<BabelFailureRelay>();
   private readonly dispatcher: HandlerDispatch;
   private readonly monitor: StatusMonitor;
+  /** Handler settings from configuration (the `handlers` option) and where each handler's came from. */
+  private readonly handlerSettings: HandlerSettingsBook;
+  /** The producers of the replies to requests (docs/request-response.md). */
+  private readonly replies: ReplyProducers;
   /** Planned once, on the first listen() or pause(): from then on, no handler can be added. */
   private subscriptions: SubscriptionSet | null = null;
   /** The one start of this server: a second listen() (also a concurrent one) waits for it. */
@@ -77,6 +83,8 @@ export class BabelPulsarServer
     this.settings = resolveServerOptions(options);
     this.client = toLibraryClient(options.client);
     this.routes = new HandlerRoutes(this.settings.topics, this.settings.subscription);
+    this.replies = new ReplyProducers(this.client);
+    this.handlerSettings = new HandlerSettingsBook(this.settings.handlers, 'handlers');
     // An 'error' event without listeners would throw; errors are logged here instead.
     this.events.on('error', () => undefined);
     this.dispatcher = new HandlerDispatch({
@@ -153,7 +161,11 @@ export class BabelPulsarServer
     if (this.subscriptions)
       throw new Error(`${babelExtras?.handler ?? urn}: handlers are registered before listen() or pause()`);
     if (!babelExtras) this.warnForeignPattern(urn, isEventHandler);
-    const { route, place } = routeOf(callback, babelExtras, extras[BABEL_OWN_IDEMPOTENCY] === true, this.settings);
+    const given = babelExtras && {
+      ...babelExtras,
+      ...this.handlerSettings.apply(urn, babelExtras.handler, babelExtras, serverDefaultsOf(this.settings)),
+    };
+    const { route, place } = routeOf(callback, given, extras[BABEL_OWN_IDEMPOTENCY] === true, this.settings);
     this.routes.add(urn, route, place);
     if (!this.messageHandlers.has(urn)) super.addHandler(pattern, callback, isEventHandler, extras);
   }
@@ -206,6 +218,7 @@ export class BabelPulsarServer
   /** The subscriptions, planned from the handlers on first use. */
   private planned(call: string): SubscriptionSet {
     if (this.closing) throw new Error(`${call}: BabelPulsarServer was closed`);
+    if (!this.subscriptions) this.handlerSettings.check(this.routes.handlerNames());
     this.subscriptions ??= SubscriptionSet.plan(
       this.routes.subscribed(),
       this.settings,
@@ -223,6 +236,7 @@ export class BabelPulsarServer
     // both signals switched off it is not imported at all.
     const { tracing, metrics } = this.settings.telemetry;
     if ((tracing || metrics) && (await loadOpenTelemetry()) && metrics) this.metrics ??= ConsumerMetrics.create();
+    for (const line of this.handlerSettings.lines) this.consumerLogger().log(line);
     if (this.settings.retry !== 'nack' && this.settings.startupWarnings)
       for (const warning of fanOutWarnings(subscriptions.planned)) this.consumerLogger().warn(warning);
     this.dispatcher.planDirectCalls(
@@ -250,6 +264,7 @@ export class BabelPulsarServer
         hasHandler: (subscription, urn) =>
           subscription.routes.has(urn) || (this.subscriptions?.handledBySibling(subscription, urn) ?? false),
         dispatch: (...call) => this.dispatcher.dispatchIn(...call),
+        reply: (topic, message) => this.replies.send(topic, message),
         onSettled: (event) => {
           this.metrics?.settled(event);
           this.events.emit('settled', event);
@@ -292,6 +307,7 @@ export class BabelPulsarServer
     // Waiting batches are handed over at once, so their messages settle within the shutdown time-out.
     this.dispatcher.close();
     await this.subscriptions?.close(this.settings.shutdownTimeoutMs);
+    await this.replies.close();
     this.monitor.set('closed');
   }
 }

@@ -8,6 +8,7 @@ import { checkClientOptions, type PulsarClientName, type PulsarConsumerOptions }
 import { option, type RaiseOptionError, type ResolvedOptions } from '../../options/option-table.js';
 import { flag, integer, nonBlank, oneOf } from '../../options/validators.js';
 import { checkRetriableRule, type RetriableRule } from '../pipeline/retriable-rule.js';
+import { checkHandlerSettingsMap, type HandlerSettingsMap } from './handler-settings.js';
 
 const SUBSCRIPTION_TYPES = ['Exclusive', 'Shared', 'KeyShared', 'Failover'] as const satisfies SubscriptionType[];
 
@@ -156,6 +157,14 @@ export const consumerOptions = {
    * @defaultValue the built-in rule
    */
   isRetriable: option<RetriableRule>((value, name, raise) => checkRetriableRule(value, name, raise)),
+  /**
+   * Handler settings from configuration, keyed by URN or `Controller.method`: `{ topic, subscription,
+   * subscriptionType, maxAttempts, retryPolicy, concurrency }` override the handler's `@BabelHandler` values
+   * (docs/configuration.md#handler-settings-from-configuration). Start-up logs where each value came from; a key
+   * that names no handler fails the start.
+   * @defaultValue none
+   */
+  handlers: option<HandlerSettingsMap>((value, name, raise) => checkHandlerSettingsMap(value, name, raise)),
   /**
    * Pulsar consumer settings of every subscription (docs/pulsar-features.md#client-options), e.g. `ackTimeoutMs`,
    * `consumerName`, `keySharedPolicy`; per handler: `@BabelHandler(urn, { consumerOptions })`.

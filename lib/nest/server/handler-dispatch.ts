@@ -38,7 +38,9 @@ export interface HandlerDispatchDeps {
  */
 export class HandlerDispatch {
   private readonly batches = new BatchDispatch((route, payloads, context) =>
-    this.deps.processing(context, () => HandlerDispatch.invoke(route, payloads, context)),
+    this.deps.processing(context, async () => {
+      await HandlerDispatch.invoke(route, payloads, context);
+    }),
   );
 
   constructor(private readonly deps: HandlerDispatchDeps) {}
@@ -73,10 +75,11 @@ export class HandlerDispatch {
     envelope: Envelope,
     message: PulsarMessage,
     requests: SettleRequests,
-  ): Promise<void> {
+  ): Promise<unknown> {
     const route = subscription.routes.get(urn);
     if (route)
-      await this.dispatch(route, urn, envelope, message, subscription.topic, requests, subscription.reportedTopic);
+      return this.dispatch(route, urn, envelope, message, subscription.topic, requests, subscription.reportedTopic);
+    return undefined;
   }
 
   async dispatch(
@@ -88,10 +91,12 @@ export class HandlerDispatch {
     requests: SettleRequests,
     /** What `ctx.getTopic()` says (spans and metrics keep `topic`). */
     reportedTopic = topic,
-  ): Promise<void> {
+  ): Promise<unknown> {
     const { settings, processing } = this.deps;
     const { declaredAt, schema, ownIdempotency, batch } = route;
     const context = contextFor([envelope, message, reportedTopic, urn], declaredAt, requests);
+    // What the handler returned: the reply when the message is a request (a batch handler's members reply empty).
+    let result: unknown;
     const run = async (): Promise<void> => {
       let payload: unknown;
       try {
@@ -100,7 +105,10 @@ export class HandlerDispatch {
         throw declaredAt ? failureOf(reported) : unrelayedFailureOf(reported);
       }
       if (batch) await this.batches.add(route, { payload, context });
-      else await processing(context, () => HandlerDispatch.invoke(route, payload, context));
+      else
+        await processing(context, async () => {
+          result = await HandlerDispatch.invoke(route, payload, context);
+        });
       // Asked for a retry or a dead letter: not handled, for what wraps the handler (idempotency, metrics, spans).
       if (requests.requested !== null) throw new RequestedSettlement(requests.requested);
     };
@@ -127,22 +135,27 @@ export class HandlerDispatch {
             work,
           );
     const metrics = this.deps.metrics();
-    return metrics ? metrics.around(topic, urn, traced) : traced();
+    await (metrics ? metrics.around(topic, urn, traced) : traced());
+    return result;
   }
 
-  /** Calls a handler (directly or through Nest's pipeline); rejects with the failure the settlement classifies. */
+  /**
+   * Calls a handler (directly or through Nest's pipeline) and resolves to what it returned (an Observable's last
+   * value); rejects with the failure the settlement classifies.
+   */
   private static async invoke(
     { handler, declaredAt, direct }: Route,
     payload: unknown,
     context: BabelContext | BabelBatchContext,
-  ): Promise<void> {
+  ): Promise<unknown> {
     try {
       const result: unknown = direct
         ? await HandlerDispatch.callDirectly(direct, payload, context)
         : await handler(payload, context);
       // Nest hands a failure to the exception filters, whose verdict is an Observable: an error (the failure
-      // relay's, or a user filter's) or a completion (a user filter took the failure as handled).
-      if (isObservable(result)) await lastValueFrom(result, { defaultValue: undefined });
+      // relay's, or a user filter's) or a completion (a user filter took the failure as handled). An interceptor
+      // or a handler that returns an Observable also answers with its last value.
+      return isObservable(result) ? await lastValueFrom(result, { defaultValue: undefined }) : result;
     } catch (reported) {
       throw declaredAt ? failureOf(reported) : unrelayedFailureOf(reported);
     }

@@ -4,6 +4,7 @@ import type { BabelHandlerExtras } from '../handler/babel-handler.decorator.js';
 import { DEFAULT_PATTERN_DISCOVERY_MS } from '../handler/handler-options.js';
 import type { BindingPlace, Route } from './handler-routes.js';
 import { checkDelayable, isProducer, type ResolvedServerOptions } from './server-options.js';
+import { honoursDeliveryTimes } from '../../consumer/settle-request.js';
 
 /**
  * A handler as `@BabelHandler` declared it, turned into the route the server runs and the place it consumes
@@ -19,9 +20,14 @@ export function routeOf(
   const name = extras?.handler ?? 'an unnamed handler';
   const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, owner, method, schema, consumerOptions } =
     extras ?? {};
-  const { batch, topicsPattern, patternDiscoveryMs, isRetriable } = extras ?? {};
-  if (retryPolicy)
-    checkDelayable(settings.retry === 'nack', settings.subscriptionType, `${name} retryPolicy`, raiseStandardError);
+  const { batch, topicsPattern, patternDiscoveryMs, isRetriable, subscriptionType, concurrency } = extras ?? {};
+  const type = subscriptionType ?? settings.subscriptionType;
+  if (retryPolicy) checkDelayable(settings.retry === 'nack', type, `${name} retryPolicy`, raiseStandardError);
+  if (subscriptionType !== undefined && settings.retry === 'nack' && !honoursDeliveryTimes(subscriptionType))
+    throw new TypeError(
+      `${name} subscriptionType ${subscriptionType}: retry 'nack' needs a Shared or KeyShared subscription; ` +
+        "use retry 'republish'",
+    );
   if ((topic !== undefined || topicsPattern !== undefined) && isProducer(settings.retry)) {
     throw new TypeError(
       `${name} names its own ${topic !== undefined ? 'topic' : 'topicsPattern'}, but options.retry is a single ` +
@@ -38,6 +44,8 @@ export function routeOf(
     ...(isRetriable !== undefined && { isRetriable }),
     ...(ownIdempotency && { ownIdempotency: true }),
     ...(batch !== undefined && { batch }),
+    ...(subscriptionType !== undefined && { subscriptionType }),
+    ...(concurrency !== undefined && { concurrency }),
     ...((maxAttempts !== undefined || retryPolicy !== undefined) && {
       policy: {
         ...(maxAttempts !== undefined && { maxAttempts }),

@@ -10,6 +10,7 @@ import type { BatchCollector, ResolvedBatchOptions } from '../../consumer/batch-
 import type { BatchMember } from './batch-dispatch.js';
 import type { TopicPattern } from '../../pulsar/topic-pattern.js';
 import type { RetriableRule } from '../pipeline/retriable-rule.js';
+import type { SubscriptionType } from '../../pulsar/client-types.js';
 
 /** One handler as the server runs it. */
 export interface Route {
@@ -34,6 +35,10 @@ export interface Route {
   batchCollector?: BatchCollector<BatchMember>;
   /** The handler's own retriable rule, asked before the server's (see composeRetriable). */
   isRetriable?: RetriableRule;
+  /** The type of the handler's subscription, when run-time settings give one (the server's otherwise). */
+  subscriptionType?: SubscriptionType;
+  /** Messages handled at once on the handler's subscription, when run-time settings give it. */
+  concurrency?: number;
 }
 
 /** A topic and subscription the server consumes, with the handlers routed within it. */
@@ -100,6 +105,14 @@ export class HandlerRoutes {
   subscribed(): Binding[] {
     // Without explicit handlers, the only bindings are the server's own topics.
     return [...this.bindings.values()].filter((binding) => binding.routes.size > 0 || !this.explicit);
+  }
+
+  /** Every handler as `Controller.method (urn)`, for an error that lists them. */
+  handlerNames(): string[] {
+    const names = new Set<string>();
+    for (const binding of this.bindings.values())
+      for (const [urn, route] of binding.routes) names.add(`${route.name} (${urn})`);
+    return [...names];
   }
 
   /** True when another subscription of the same topic handles the URN (that subscription runs it, this one skips it). */

@@ -5,9 +5,7 @@ export function foreignPatternWarning(pattern: string, isEventHandler: boolean):
   return (
     `${isEventHandler ? '@EventPattern' : '@MessagePattern'}('${pattern}') is bound to BabelPulsarServer: use ` +
     `@BabelHandler('${pattern}') instead, or its failures are reported as "Internal server error" without ` +
-    'their cause' +
-    (isEventHandler ? '' : ' and its return value is dropped (BabelQueue has no replies)') +
-    '. To keep a pattern for another transport off this one, give it that transport: ' +
+    'their cause. To keep a pattern for another transport off this one, give it that transport: ' +
     `@EventPattern('${pattern}', Transport.KAFKA)`
   );
 }

@@ -13,6 +13,30 @@ function intakeConcurrency(concurrency: number, routes: ReadonlyMap<string, Rout
   return Math.max(concurrency, ...[...routes.values()].map((route) => route.batch?.maxMessages ?? 0));
 }
 
+/**
+ * A setting of the subscription that run-time handler settings may give (its type, its concurrency): the value its
+ * handlers agree on, else the server's. A subscription is one consumer, so two handlers that disagree are refused.
+ */
+function agreed<K extends 'subscriptionType' | 'concurrency'>(
+  binding: Binding,
+  key: K,
+  serverValue: NonNullable<Route[K]>,
+): NonNullable<Route[K]> {
+  let chosen: { value: NonNullable<Route[K]>; by: string } | undefined;
+  for (const route of binding.routes.values()) {
+    const value = route[key];
+    if (value === undefined) continue;
+    if (chosen && chosen.value !== value)
+      throw new TypeError(
+        `${chosen.by} and ${route.name} share the consumer of topic ${binding.topic} (subscription ` +
+          `${binding.subscription}) but their handler settings give different ${key} (${String(chosen.value)}, ` +
+          `${String(value)}): give one of them its own subscription`,
+      );
+    chosen = { value: value as NonNullable<Route[K]>, by: route.name };
+  }
+  return chosen?.value ?? serverValue;
+}
+
 /** A batch member's time-out also covers the wait for its batch to fill. */
 function routeTimeoutMs(route: Route, serverTimeoutMs: number): number {
   const timeoutMs = route.timeoutMs ?? serverTimeoutMs;
@@ -37,7 +61,8 @@ export function planSubscriptions(
   const fallback: RouteSettings = { isRetriable: serverRule, timeoutMs: settings.handlerTimeoutMs };
   return bindings.map((binding) => {
     const passThrough = bindingConsumerOptions(binding, settings.consumerOptions, client);
-    const consumer = consumerConfigFor(binding, settings, passThrough);
+    const subscriptionType = agreed(binding, 'subscriptionType', settings.subscriptionType);
+    const consumer = consumerConfigFor(binding, { ...settings, subscriptionType }, passThrough);
     const routeSettings = new Map<string, RouteSettings>();
     for (const [urn, route] of binding.routes) {
       routeSettings.set(urn, {
@@ -49,7 +74,7 @@ export function planSubscriptions(
     }
     // Whichever way the receiver queue was set, it is what the client holds while paused.
     const receiverQueue = consumer.receiverQueueSize;
-    const concurrency = intakeConcurrency(settings.concurrency, binding.routes);
+    const concurrency = intakeConcurrency(agreed(binding, 'concurrency', settings.concurrency), binding.routes);
     return new Subscription({
       topic: binding.topic,
       fullTopic: fullTopicName(binding.topic),

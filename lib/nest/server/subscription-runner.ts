@@ -1,5 +1,5 @@
 import { TopicConsumer, type BabelQueueHooks, type ConsumerLogger, type SettledEvent } from '../../consumer/index.js';
-import type { Dispatcher } from '../../consumer/process-message.js';
+import type { Dispatcher, ReplySender } from '../../consumer/process-message.js';
 import type { OutcomeLineTaps } from '../../consumer/outcome-lines.js';
 import { canPush, PushFeed } from '../../consumer/push-feed.js';
 import type { PulsarClientLike, PulsarProducer } from '../../pulsar/client-types.js';
@@ -32,7 +32,9 @@ export interface SubscriptionRunnerDeps {
   /** True when this subscription, or a sibling subscription of its topic, handles the URN. */
   hasHandler(model: Subscription, urn: string): boolean;
   /** Runs the URN's handler of this subscription (a URN only a sibling handles is acknowledged here). */
-  dispatch(model: Subscription, ...call: Parameters<Dispatcher>): Promise<void>;
+  dispatch(model: Subscription, ...call: Parameters<Dispatcher>): Promise<unknown>;
+  /** Sends the replies of requests handled here. */
+  reply?: ReplySender;
   onSettled(event: SettledEvent): void;
   onLoopError(model: Subscription, error: Error): void;
 }
@@ -88,6 +90,7 @@ export async function openSubscription(
       handlerTimeoutMs: (urn) => model.settingsOf(urn).timeoutMs,
       logStackTraces: settings.logStackTraces,
       dispatch: (...call) => deps.dispatch(model, ...call),
+      ...(deps.reply && { reply: deps.reply }),
       hooks: deps.hooks,
       ...(deps.outcomeLines && { outcomeLines: deps.outcomeLines }),
       logger,

@@ -99,7 +99,9 @@ export class SubscriptionSet {
     const { logger, subscriptionType } = this.deps;
     for (const model of this.planned) {
       const watch = this.watches.find((candidate) => candidate.origin === model);
-      logger.log(watch ? patternLine(watch) : subscriptionLine(model.fullTopic, model, subscriptionType));
+      // The start-up line names the type the subscription actually has (run-time handler settings may set it).
+      const type = model.consumer.subscriptionType ?? subscriptionType;
+      logger.log(watch ? patternLine(watch) : subscriptionLine(model.fullTopic, model, type));
     }
     for (const watch of this.watches) watch.watch();
   }

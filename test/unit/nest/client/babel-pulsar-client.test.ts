@@ -217,10 +217,16 @@ describe('BabelPulsarClient as a ClientProxy', () => {
     expect(fake.producers.flatMap((p) => p.sent)).toEqual([]);
   });
 
-  it('send() fails at once, pointing at emit and publish', async () => {
+  it('send() refuses a bad pattern or time-out before anything is sent; a reply topic it cannot read is its error', async () => {
     const { fake, client } = setup();
-    await expect(lastValueFrom(client.send(URN, {}))).rejects.toThrow(/use emit\(urn, data\) or publish/i);
+    await expect(lastValueFrom(client.send({ cmd: 'x' }, {}))).rejects.toThrow(/URN string \(or a contract\)/);
+    await expect(lastValueFrom(client.send(URN, {}, { timeoutMs: 0 }))).rejects.toThrow(
+      /timeoutMs of send\(\) must be above 0/,
+    );
     expect(fake.createCalls).toBe(0);
+    // Request/response itself is tested on the kit and the broker (test/support/request-reply-scenario.ts).
+    await expect(lastValueFrom(client.send(URN, {}))).rejects.toThrow(/does not consume/);
+    expect(fake.producers.flatMap((p) => p.sent)).toEqual([]);
   });
 
   it('connect() creates the default topic producer; unwrap() returns the Pulsar client', async () => {

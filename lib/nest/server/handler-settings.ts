@@ -1,0 +1,221 @@
+/**
+ * Handler settings given at run time (docs/configuration.md#handler-settings-from-configuration): a server's
+ * `handlers` option, keyed by URN or by `Controller.method`, overrides what `@BabelHandler` declared for a handler's
+ * topic, subscription, subscription type, attempts, retry policy and concurrency. Pure, but for the book that
+ * remembers which keys were used.
+ */
+import { checkRetryPolicy, type RetryPolicy } from '../../consumer/index.js';
+import { errorText } from '../../envelope/error-text.js';
+import {
+  checkKnownKeys,
+  isPlainObject,
+  option,
+  resolveOptions,
+  type RaiseOptionError,
+  type ResolvedOptions,
+} from '../../options/option-table.js';
+import { integer, nonBlank, oneOf } from '../../options/validators.js';
+import type { SubscriptionType } from '../../pulsar/client-types.js';
+import { parseTopic } from '../../pulsar/websocket/topic.js';
+
+const TYPES = ['Exclusive', 'Shared', 'KeyShared', 'Failover'] as const satisfies SubscriptionType[];
+
+/** What one entry of `handlers` may set; each absent key keeps the decorator's value (else the server's). */
+export const handlerSettingsTable = {
+  /** The topic the handler consumes (short or full name). */
+  topic: option<string>((value, name, raise) => {
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string' || value.trim() === '')
+      return raise(`${name} must be a non-blank topic name, got ${String(value)}`, 'type');
+    try {
+      parseTopic(value.trim());
+    } catch (error) {
+      return raise(`${name}: ${errorText(error)}`, 'type');
+    }
+    return value.trim();
+  }),
+  /** The subscription the handler consumes through. */
+  subscription: nonBlank(),
+  /** The type of that subscription (every handler of one subscription must agree). */
+  subscriptionType: oneOf(TYPES),
+  /** Attempts before the dead-letter topic. */
+  maxAttempts: integer({ min: 1 }),
+  /** Delays between attempts. */
+  retryPolicy: option<RetryPolicy>((value, name, raise) => checkRetryPolicy(value, name, raise)),
+  /** Messages handled at once on the handler's subscription (every handler of one subscription must agree). */
+  concurrency: integer({ min: 1 }),
+};
+
+export type HandlerSettingName = keyof typeof handlerSettingsTable;
+export const HANDLER_SETTING_NAMES = Object.keys(handlerSettingsTable) as HandlerSettingName[];
+
+/** One entry of `handlers`. */
+export type HandlerSettings = {
+  topic?: string;
+  subscription?: string;
+  subscriptionType?: SubscriptionType;
+  maxAttempts?: number;
+  retryPolicy?: RetryPolicy;
+  concurrency?: number;
+};
+
+/** `handlers`: entries keyed by a URN (`urn:…`) or by `Controller.method`. */
+export type HandlerSettingsMap = Record<string, HandlerSettings>;
+
+/** Validates the `handlers` option: each key and each entry (unknown settings refused, listing those allowed). */
+export function checkHandlerSettingsMap(
+  value: unknown,
+  name: string,
+  raise: RaiseOptionError,
+): HandlerSettingsMap | undefined {
+  if (value === undefined) return undefined;
+  if (!isPlainObject(value))
+    return raise(`${name} must be an object keyed by URN or Controller.method, e.g. { "urn:…": { topic } }`, 'type');
+  const checked: HandlerSettingsMap = {};
+  for (const [key, entry] of Object.entries(value)) {
+    const where = `${name}[${JSON.stringify(key)}]`;
+    if (key.trim() === '') raise(`${name} has a blank key: name a URN or Controller.method`, 'type');
+    if (!isPlainObject(entry)) return raise(`${where} must be an object of handler settings`, 'type');
+    checkKnownKeys(entry, HANDLER_SETTING_NAMES, where, raise);
+    const resolved: ResolvedOptions<typeof handlerSettingsTable> = resolveOptions(
+      handlerSettingsTable,
+      entry,
+      where,
+      raise,
+    );
+    const kept: Record<string, unknown> = {};
+    for (const setting of HANDLER_SETTING_NAMES) if (resolved[setting] !== undefined) kept[setting] = resolved[setting];
+    Object.defineProperty(checked, key, { value: kept, enumerable: true, writable: true, configurable: true });
+  }
+  return checked;
+}
+
+/** Where a handler's setting came from, for the start-up line. */
+export type SettingSource = { from: 'handlers'; key: string } | { from: 'decorator' } | { from: 'server' };
+
+/** A handler's settings with the run-time entries applied, and where each came from. */
+export interface AppliedSettings {
+  settings: HandlerSettings;
+  sources: Record<HandlerSettingName, SettingSource>;
+}
+
+/** The keys of `handlers` that may name a handler, the first that gives a setting winning. */
+export function keysOf(urn: string, handlerName: string, settingsKey?: string): string[] {
+  return [...(settingsKey === undefined ? [] : [settingsKey]), handlerName, urn];
+}
+
+/**
+ * The settings of one handler: the entry of the decorator's `settingsKey`, then the one keyed by
+ * `Controller.method`, then the one keyed by its URN, then the decorator; a setting none gives is the server's.
+ */
+export function applyHandlerSettings(
+  map: HandlerSettingsMap | undefined,
+  urn: string,
+  handlerName: string,
+  declared: HandlerSettings,
+  settingsKey?: string,
+): AppliedSettings {
+  const settings: Record<string, unknown> = {};
+  const sources = {} as Record<HandlerSettingName, SettingSource>;
+  const entries = keysOf(urn, handlerName, settingsKey).map((key) => [key, map?.[key]] as const);
+  for (const setting of HANDLER_SETTING_NAMES) {
+    const found = entries.find(([, entry]) => entry?.[setting] !== undefined);
+    const [value, source]: [unknown, SettingSource] = found
+      ? [found[1]![setting], { from: 'handlers', key: found[0] }]
+      : declared[setting] !== undefined
+        ? [declared[setting], { from: 'decorator' }]
+        : [undefined, { from: 'server' }];
+    if (value !== undefined) settings[setting] = value;
+    sources[setting] = source;
+  }
+  return { settings: settings as HandlerSettings, sources };
+}
+
+/** The server's values of the settings, for a start-up line of a setting no handler gave. */
+export type ServerDefaults = Record<HandlerSettingName, unknown>;
+
+/** The server's values of the six settings (its topics, subscription, type, attempts, policy, concurrency). */
+export function serverDefaultsOf(settings: {
+  topics: readonly string[];
+  subscription: string;
+  subscriptionType: SubscriptionType;
+  maxAttempts: number;
+  retryPolicy?: RetryPolicy | undefined;
+  concurrency: number;
+}): ServerDefaults {
+  const { topics, subscription, subscriptionType, maxAttempts, retryPolicy, concurrency } = settings;
+  return { topic: topics.join(', '), subscription, subscriptionType, maxAttempts, retryPolicy, concurrency };
+}
+
+/**
+ * The start-up line of a handler whose settings came (in part) from `handlers`, e.g.
+ * `OrdersController.created (urn:shop:orders:created): topic "orders-staging" from handlers["urn:shop:orders:created"],
+ * subscription "babelqueue" from the server, maxAttempts 5 from handlers["OrdersController.created"], …`
+ */
+export function settingsLine(
+  handlerName: string,
+  urn: string,
+  applied: AppliedSettings,
+  defaults: ServerDefaults,
+  prefix: string,
+): string {
+  const parts = HANDLER_SETTING_NAMES.map((setting) => {
+    const source = applied.sources[setting];
+    const value = source.from === 'server' ? defaults[setting] : applied.settings[setting];
+    const shown = value === undefined ? 'none' : JSON.stringify(value);
+    const where =
+      source.from === 'handlers'
+        ? `${prefix}[${JSON.stringify(source.key)}]`
+        : source.from === 'decorator'
+          ? '@BabelHandler'
+          : 'the server';
+    return `${setting} ${shown} from ${where}`;
+  });
+  return `handler settings of ${handlerName} (${urn}): ${parts.join(', ')}`;
+}
+
+/** Remembers which keys of `handlers` named a handler, so that one naming none fails the start. */
+export class HandlerSettingsBook {
+  private readonly used = new Set<string>();
+  readonly lines: string[] = [];
+
+  constructor(
+    readonly map: HandlerSettingsMap | undefined,
+    private readonly prefix: string,
+  ) {}
+
+  get active(): boolean {
+    return this.map !== undefined && Object.keys(this.map).length > 0;
+  }
+
+  /** Applies the entries of one handler and keeps its start-up line. */
+  apply(
+    urn: string,
+    handlerName: string,
+    declared: HandlerSettings & { settingsKey?: string },
+    defaults: ServerDefaults,
+  ): HandlerSettings {
+    if (!this.active) return declared;
+    const { settingsKey } = declared;
+    for (const key of keysOf(urn, handlerName, settingsKey)) if (this.map![key] !== undefined) this.used.add(key);
+    const applied = applyHandlerSettings(this.map, urn, handlerName, declared, settingsKey);
+    this.lines.push(settingsLine(handlerName, urn, applied, defaults, this.prefix));
+    return applied.settings;
+  }
+
+  /** The keys that named no handler of this server (a start-up error). */
+  unknownKeys(): string[] {
+    return Object.keys(this.map ?? {}).filter((key) => !this.used.has(key));
+  }
+
+  /** Throws when a key named no handler, listing the handlers there are. */
+  check(known: readonly string[]): void {
+    const unknown = this.unknownKeys();
+    if (unknown.length === 0) return;
+    throw new TypeError(
+      `${this.prefix} names no handler of this server: ${unknown.map((key) => JSON.stringify(key)).join(', ')} ` +
+        '(a key is a URN, a Controller.method or a @BabelHandler settingsKey of a handler this server runs; known: ' +
+        `${known.join(', ') || 'none'})`,
+    );
+  }
+}
