@@ -1,7 +1,9 @@
 // One app configured for two environments from a ConfigService only (docs/configuration.md#handler-settings-from-configuration):
-// the handler's topic, subscription and attempts come from forRootAsync's factory. Played on the kit and the broker.
+// @nestjs/config's ConfigModule and ConfigService; the handler's topic, subscription and attempts come from
+// forRootAsync's factory. Played on the kit and the broker.
 import 'reflect-metadata';
-import { Controller, Injectable, Module } from '@nestjs/common';
+import { Controller, Module } from '@nestjs/common';
+import { ConfigModule, ConfigService } from '@nestjs/config';
 import { NestFactory } from '@nestjs/core';
 import { Payload } from '@nestjs/microservices';
 import {
@@ -23,35 +25,20 @@ class ConfiguredOrders {
   }
 }
 
-/** The part of @nestjs/config's ConfigService the factory uses; each environment is its own values. */
-@Injectable()
-class ConfigService {
-  constructor(private readonly values: Record<string, string>) {}
-  get<T = string>(key: string): T | undefined {
-    return this.values[key] as T | undefined;
-  }
-}
-
 function appFor(pulsar: PulsarClientLike, environment: Record<string, string>) {
-  @Module({
-    providers: [{ provide: ConfigService, useValue: new ConfigService(environment) }],
-    exports: [ConfigService],
-  })
-  class ConfigModule {}
-
   @Module({
     imports: [
       BabelQueueModule.forRootAsync({
-        imports: [ConfigModule],
+        imports: [ConfigModule.forRoot({ ignoreEnvFile: true, load: [() => environment] })],
         inject: [ConfigService],
-        useFactory: (config: ConfigService) => ({
+        useFactory: (config: ConfigService<Environment, true>) => ({
           client: pulsar,
-          topic: config.get('HOME_TOPIC')!,
+          topic: config.get('HOME_TOPIC'),
           consumer: {
             handlers: {
               'urn:cfg:env:created': {
-                topic: config.get('ORDERS_TOPIC')!,
-                subscription: config.get('ORDERS_SUBSCRIPTION')!,
+                topic: config.get('ORDERS_TOPIC'),
+                subscription: config.get('ORDERS_SUBSCRIPTION'),
                 maxAttempts: Number(config.get('ORDERS_ATTEMPTS')),
               },
             },
