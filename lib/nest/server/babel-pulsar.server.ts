@@ -223,7 +223,7 @@ export class BabelPulsarServer
     // both signals switched off it is not imported at all.
     const { tracing, metrics } = this.settings.telemetry;
     if ((tracing || metrics) && (await loadOpenTelemetry()) && metrics) this.metrics ??= ConsumerMetrics.create();
-    if (this.settings.retry !== 'nack' && this.settings.startupWarnings)
+    if (this.settings.retry !== 'nack' && this.settings.retry !== 'retry-topic' && this.settings.startupWarnings)
       for (const warning of fanOutWarnings(subscriptions.planned)) this.consumerLogger().warn(warning);
     this.dispatcher.planDirectCalls(
       subscriptions.planned.flatMap(({ routes }) => [...routes.values()]),

@@ -3,7 +3,7 @@ import { composeRetriable } from '../pipeline/retriable-rule.js';
 import { clientNameOf } from '../client/producer-settings.js';
 import { fullTopicName } from '../../pulsar/websocket/topic.js';
 import { bindingConsumerOptions } from './binding-consumer-options.js';
-import { consumerConfigFor, deadLetterTopicOf } from './consumer-config.js';
+import { consumerConfigFor, deadLetterTopicOf, retryTopicOf } from './consumer-config.js';
 import type { Binding, Route } from './handler-routes.js';
 import type { ResolvedServerOptions } from './server-options.js';
 import { delayRefusalOf, Subscription, type RouteSettings } from './subscription.js';
@@ -66,6 +66,8 @@ export function planSubscriptions(
       routeSettings,
       fallback,
       deadLetterTopic: binding.pattern ? null : deadLetterTopicOf(binding.topic, settings.deadLetter),
+      // A pattern's label is no topic: each topic it finds gets its own when derived (see SubscriptionSet).
+      retryTopic: binding.pattern ? null : retryTopicOf(binding.topic, binding.subscription, settings.retry),
       ...(binding.pattern && { pattern: binding.pattern }),
     });
   });
