@@ -6,7 +6,7 @@ import { Controller } from '@nestjs/common';
 import { Ctx, Payload } from '@nestjs/microservices';
 import { BabelContext, BabelHandler, EnvelopeCodec, type PulsarClientLike } from '../../../lib/index.js';
 import { pulsarProperties } from '../../../lib/pulsar/index.js';
-import { backlog, newClient, uniqueTopic, waitFor } from '../../support/broker.js';
+import { backlog, newClient, receiveN, uniqueTopic, waitFor } from '../../support/broker.js';
 import { startService, type RunningService } from '../../support/nest-app.js';
 
 jest.setTimeout(180_000);
@@ -135,6 +135,65 @@ describe("retry 'retry-topic' on a topic with three subscriptions", () => {
     // Settlement names the subscription's topic, whichever of its two topics the delivery came from.
     expect(new Set(settled.map((event) => event.topic))).toEqual(new Set([topic]));
     expect(settled.filter((event) => event.action === 'dead-letter')).toEqual([]);
+  });
+});
+
+const EXHAUSTED = 'urn:babel:fanout:exhausted';
+const exhausted: Array<{ attempts: number; topic: string; delay: string | undefined }> = [];
+
+@Controller()
+class AlwaysFails {
+  @BabelHandler(EXHAUSTED, { subscription: 'billing' })
+  billing(@Ctx() ctx: BabelContext) {
+    exhausted.push({ attempts: ctx.getAttempts(), topic: ctx.getTopic(), delay: ctx.getProperties()['bq-delay'] });
+    throw new Error('billing is down');
+  }
+}
+
+describe("retry 'retry-topic': delays and dead letters", () => {
+  it('delays the copy on the retry topic, and the dead-letter record names the topic, not the retry topic', async () => {
+    const topic = uniqueTopic('fanout-dlq');
+    const observer = newClient();
+    try {
+      const retries = await observer.subscribe({
+        topic: `${topic}.billing.retry`,
+        subscription: 'observer',
+        subscriptionType: 'Shared',
+      });
+      const deadLetters = await observer.subscribe({
+        topic: `${topic}.dlq`,
+        subscription: 'observer',
+        subscriptionType: 'Shared',
+      });
+      service = await startService([AlwaysFails], {
+        client: newClient(),
+        topics: topic,
+        retry: 'retry-topic',
+        maxAttempts: 3,
+        retryPolicy: { backoff: 'fixed', initialDelayMs: 200 },
+      });
+      const envelope = EnvelopeCodec.make(EXHAUSTED, { n: 1 }, { queue: topic });
+      const producer = await client.createProducer({ topic });
+      await producer.send({ data: EnvelopeCodec.encodeToBuffer(envelope), properties: pulsarProperties(envelope) });
+      await producer.close();
+
+      const copies = await receiveN(retries, 2);
+      expect(copies.map((copy) => copy.getProperties()['bq-attempts'])).toEqual(['1', '2']);
+      expect(copies.map((copy) => copy.getProperties()['bq-delay'])).toEqual(['200', '200']);
+      const [record] = await receiveN(deadLetters, 1);
+      const properties = record!.getProperties();
+      expect(properties['bq-dead-letter-original-queue']).toBe(topic);
+      expect(properties['bq-dead-letter-topic']).toBe(`persistent://public/default/${topic}`);
+      expect(properties['bq-dead-letter-attempts']).toBe('3');
+      // The handler sees the topic it subscribed, whichever of the two the delivery came from.
+      expect(exhausted).toEqual([
+        { attempts: 0, topic, delay: undefined },
+        { attempts: 1, topic, delay: '200' },
+        { attempts: 2, topic, delay: '200' },
+      ]);
+    } finally {
+      await observer.close();
+    }
   });
 });
 
