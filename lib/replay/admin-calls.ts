@@ -4,9 +4,11 @@ import { SubscriptionReplayError } from './errors.js';
 export interface AdminConnection {
   /** e.g. `http://127.0.0.1:8080`; see adminUrlFor for the one of a service URL. */
   adminUrl: string;
+  /** A bearer token for a secured cluster. */
   token?: string | undefined;
   /** Per request, ms (default 10000). */
   timeoutMs?: number;
+  /** The fetch to use (tests); default the global one. */
   fetch?: typeof fetch;
 }
 

@@ -14,6 +14,7 @@ import {
 export class BabelQueueReplay {
   constructor(private readonly admin: AdminConnection) {}
 
+  /** The replay of the admin API of a service URL's host (the web port; 8443 for `pulsar+ssl://`). */
   static forServiceUrl(serviceUrl: string, token?: string): BabelQueueReplay {
     return new BabelQueueReplay({ adminUrl: adminUrlFor(serviceUrl), ...(token !== undefined && { token }) });
   }

@@ -7,9 +7,11 @@ import { BabelQueueError } from '../envelope/index.js';
  */
 export type ReplayFailureKind = 'usage' | 'missing' | 'unreachable' | 'refused';
 
+/** A replay that was not done, and why (`kind`: the CLI's exit code follows it). */
 export class SubscriptionReplayError extends BabelQueueError {
   override readonly name = 'SubscriptionReplayError';
   constructor(
+    /** Why the replay was not done. */
     readonly kind: ReplayFailureKind,
     message: string,
     options?: { cause?: unknown },

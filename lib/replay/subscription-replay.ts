@@ -19,11 +19,14 @@ export interface SubscriptionReplayOptions {
   yes?: boolean;
 }
 
+/** What a replay did, or would do (a dry run). */
 export interface SubscriptionReplayResult {
+  /** The full name of the topic replayed (for a message id on a partitioned topic, its partition). */
   topic: string;
   subscription: string;
   /** `since <ISO time>` or `message <id>`. */
   from: string;
+  /** True when nothing was moved (no `yes: true`). */
   dryRun: boolean;
   /** The messages from that point to the end of the topic, as counted before the reset: what is re-delivered. */
   messages: number;
