@@ -117,8 +117,9 @@ export const consumerOptions = {
    */
   concurrency: integer({ min: 1, fallback: 1 }),
   /**
-   * Unacknowledged messages the consumer may hold (bounds memory on a large backlog).
-   * @defaultValue the client's
+   * Messages the client prefetches beyond those being handled (bounds memory on a large backlog, and what an
+   * instance whose handlers are stuck holds back from the other consumers of a Shared subscription).
+   * @defaultValue twice `concurrency`, at least 10
    */
   receiverQueueSize: integer({ min: 0 }),
   /**

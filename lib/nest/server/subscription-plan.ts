@@ -13,6 +13,16 @@ function intakeConcurrency(concurrency: number, routes: ReadonlyMap<string, Rout
   return Math.max(concurrency, ...[...routes.values()].map((route) => route.batch?.maxMessages ?? 0));
 }
 
+/**
+ * The receiver queue of a consumer when nobody set one: what the client prefetches beyond the messages being
+ * handled. The clients' own default (1000) lets an instance whose handlers are slow or stuck hold hundreds of
+ * messages that the other consumers of a Shared subscription then never get; a small queue keeps the work
+ * spreading, and still lets the client fetch ahead (docs/pulsar-features.md#slow-consumers-on-a-shared-subscription).
+ */
+export function defaultReceiverQueue(concurrency: number): number {
+  return Math.max(10, 2 * concurrency);
+}
+
 /** A batch member's time-out also covers the wait for its batch to fill. */
 function routeTimeoutMs(route: Route, serverTimeoutMs: number): number {
   const timeoutMs = route.timeoutMs ?? serverTimeoutMs;
@@ -37,7 +47,12 @@ export function planSubscriptions(
   const fallback: RouteSettings = { isRetriable: serverRule, timeoutMs: settings.handlerTimeoutMs };
   return bindings.map((binding) => {
     const passThrough = bindingConsumerOptions(binding, settings.consumerOptions, client);
-    const consumer = consumerConfigFor(binding, settings, passThrough);
+    const concurrency = intakeConcurrency(settings.concurrency, binding.routes);
+    const configured = consumerConfigFor(binding, settings, passThrough);
+    const consumer =
+      configured.receiverQueueSize === undefined
+        ? { ...configured, receiverQueueSize: defaultReceiverQueue(concurrency) }
+        : configured;
     const routeSettings = new Map<string, RouteSettings>();
     for (const [urn, route] of binding.routes) {
       routeSettings.set(urn, {
@@ -49,7 +64,6 @@ export function planSubscriptions(
     }
     // Whichever way the receiver queue was set, it is what the client holds while paused.
     const receiverQueue = consumer.receiverQueueSize;
-    const concurrency = intakeConcurrency(settings.concurrency, binding.routes);
     return new Subscription({
       topic: binding.topic,
       fullTopic: fullTopicName(binding.topic),
