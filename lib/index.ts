@@ -1,6 +1,7 @@
 // Public API of @babelqueue/nestjs-pulsar: what an application writes. The pieces for tools and advanced uses have
 // their own entry points: /testing (the in-memory kit), /envelope (the wire format), /pulsar (the clients and the
-// Pulsar binding), /consumer (the settlement logic), /redrive, /outbox, /schema, /idempotency and /dashboard.
+// Pulsar binding), /consumer (the settlement logic), /redrive, /replay, /outbox, /schema, /idempotency and
+// /dashboard.
 // api/*.api.md records each entry point's surface; CI fails when it changes without the report.
 
 // The module, the transport and the decorator.
@@ -61,19 +62,12 @@ export type { PulsarConsumerOptions, PulsarProducerOptions } from './pulsar/clie
 export type { PulsarAuthOptions } from './pulsar/client-factory.js';
 export type { TelemetryOption } from './otel/telemetry-options.js';
 
-// Handling a message once, typed URNs and payload schemas, the outbox, redrive, subscription replay and the dashboard.
+// Handling a message once, typed URNs and payload schemas, the outbox, redrive and the dashboard.
 export { Idempotent, InMemoryIdempotencyStore, RedisIdempotencyStore } from './idempotency/index.js';
 export type { IdempotencyStore } from './idempotency/index.js';
 export { defineUrn, AesGcmCipher, InvalidPayloadError } from './schema/index.js';
 export type { PayloadOf, PayloadSchema } from './schema/index.js';
 export { BabelOutbox, OutboxRelay, outboxMigrationSql } from './outbox/index.js';
 export { BabelQueueRedrive } from './redrive/index.js';
-export { BabelQueueReplay, replaySubscription, SubscriptionReplayError } from './replay/index.js';
-export type {
-  AdminConnection,
-  ReplayFailureKind,
-  SubscriptionReplayOptions,
-  SubscriptionReplayResult,
-} from './replay/index.js';
 export { BabelQueueDashboardModule } from './dashboard/index.js';
 export type { BabelQueueDashboardOptions } from './dashboard/index.js';
