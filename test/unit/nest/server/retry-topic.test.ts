@@ -9,6 +9,7 @@ import { pulsarProperties } from '../../../../lib/pulsar/index.js';
 import { resolveServerOptions } from '../../../../lib/nest/server/server-options.js';
 import { planSubscriptions } from '../../../../lib/nest/server/subscription-plan.js';
 import { fanOutWarnings } from '../../../../lib/nest/server/server-warnings.js';
+import { subscriptionLine } from '../../../../lib/nest/server/startup-lines.js';
 import type { Binding } from '../../../../lib/nest/server/handler-routes.js';
 import { InMemoryPulsar } from '../../../../lib/testing/index.js';
 import { startService } from '../../../support/nest-app.js';
@@ -46,6 +47,18 @@ describe("server option retry 'retry-topic'", () => {
       ['billing', null],
       ['audit', null],
     ]);
+  });
+
+  it('names the retry topic on the start-up line', () => {
+    const line = subscriptionLine(
+      'persistent://public/default/orders',
+      { subscription: 'billing', routes: new Map([['urn:a', { name: 'A.a' }]]), retryTopic: 'orders.billing.retry' },
+      'Shared',
+    );
+    expect(line).toBe(
+      'consuming persistent://public/default/orders and its retry topic persistent://public/default/orders.billing.retry ' +
+        '(subscription billing, Shared): urn:a -> A.a',
+    );
   });
 
   it('is what the fan-out warning points to', () => {
