@@ -11,7 +11,7 @@ import { planSubscriptions } from '../../../../lib/nest/server/subscription-plan
 import { fanOutWarnings } from '../../../../lib/nest/server/server-warnings.js';
 import { subscriptionLine } from '../../../../lib/nest/server/startup-lines.js';
 import type { Binding } from '../../../../lib/nest/server/handler-routes.js';
-import { InMemoryPulsar } from '../../../../lib/testing/index.js';
+import { BabelQueueTestHarness, InMemoryPulsar } from '../../../../lib/testing/index.js';
 import { startService } from '../../../support/nest-app.js';
 
 jest.setTimeout(30_000);
@@ -127,4 +127,32 @@ describe('fan-out on the testing kit', () => {
       }
     },
   );
+});
+
+@Controller()
+class FailsTwice {
+  @BabelHandler('urn:babel:fanout:twice')
+  handle(@Ctx() ctx: BabelContext) {
+    if (ctx.getAttempts() < 2) throw new Error('not yet');
+  }
+}
+
+describe("the test harness with retry 'retry-topic'", () => {
+  it('follows the copies through the retry topic to the outcome', async () => {
+    const client = new InMemoryPulsar();
+    const service = await startService([FailsTwice], { client, topics: 'orders', retry: 'retry-topic' });
+    const harness = await BabelQueueTestHarness.attach(service.server, client);
+    try {
+      const outcome = await (await harness.publish('urn:babel:fanout:twice', { n: 1 })).outcome();
+      expect(outcome.kind).toBe('handled');
+      expect(outcome.deliveries.map(({ action }) => action)).toEqual(['retry', 'retry', 'ack']);
+      expect(outcome.retries.map(({ topic }) => topic)).toEqual([
+        'persistent://public/default/orders.babelqueue.retry',
+        'persistent://public/default/orders.babelqueue.retry',
+      ]);
+    } finally {
+      await harness.close();
+      await service.close();
+    }
+  });
 });
