@@ -454,6 +454,47 @@ export async function retryTopicBatchRetry(env: CompositionEnv): Promise<void> {
   }
 }
 
+/**
+ * retry 'retry-topic' × Failover: the retry topic is consumed through the same Failover subscription; an immediate
+ * retry goes through it, a delayed one is refused as on the topic itself.
+ */
+export async function retryTopicOnFailover(env: CompositionEnv): Promise<void> {
+  const topic = env.prefix('comp-rtfail');
+  const attempts: Array<[number, number]> = [];
+  const errors: string[] = [];
+  @Controller()
+  class Failing {
+    @BabelHandler('urn:comp:rtfail')
+    handle(@Payload() data: { n: number }, @Ctx() ctx: BabelContext) {
+      attempts.push([data.n, ctx.getAttempts()]);
+      if (ctx.getAttempts() === 0) ctx.retry(data.n === 2 ? { delayMs: 1000 } : {});
+    }
+  }
+  const service = await startService([Failing], {
+    client: env.client,
+    topics: topic,
+    subscriptionType: 'Failover',
+    retry: 'retry-topic',
+    onError: (error) => void errors.push(error.name),
+  });
+  try {
+    expect(service.server.describe().map(({ topic: reads }) => reads)).toEqual([topic, `${topic}.babelqueue.retry`]);
+    await publish(env.client, topic, 'urn:comp:rtfail', { n: 1 });
+    await until('n=1 retried and handled', () => service.settled.length === 2);
+    await publish(env.client, topic, 'urn:comp:rtfail', { n: 2 });
+    await until('n=2 settled', () => service.settled.length === 3);
+    expect(attempts).toEqual([
+      [1, 0],
+      [1, 1],
+      [2, 0],
+    ]);
+    expect(actions(service.settled)).toEqual(['retry', 'ack', 'dead-letter']);
+    expect(errors).toEqual(['RetryRequestedError', 'SettleRequestRefusedError']);
+  } finally {
+    await service.close();
+  }
+}
+
 /** Every scenario, by name, for the kit and the broker suites. */
 export const compositionScenarios = {
   'topicsPattern × consumerOptions': patternWithConsumerOptions,
@@ -467,4 +508,5 @@ export const compositionScenarios = {
   'topicsPattern × idempotency': patternWithIdempotency,
   "retry 'retry-topic' × topicsPattern × pause": retryTopicWithPatternAndPause,
   "retry 'retry-topic' × batch × ctx.retry()": retryTopicBatchRetry,
+  "retry 'retry-topic' × subscription type (Failover)": retryTopicOnFailover,
 } satisfies Record<string, (env: CompositionEnv) => Promise<void>>;
