@@ -5,6 +5,7 @@
 // BENCH_MESSAGES (default 20000) per drain, BENCH_ROUNDS (3), BENCH_SOAK (100000 per concurrency; 0 skips),
 // BENCH_RATE (500 msg/s for the latency runs), BENCH_PYTHON=0 skips the Python peer. BENCH_BASELINE=<path to another
 // build's dist/esm/index.js> adds that build's transport at c8 to the same interleaved rounds (before/after figures).
+// BENCH_RECEIVER_QUEUE (1000) is the transport's receiverQueueSize; `default` measures the library's own default.
 import 'reflect-metadata';
 import { Controller, Injectable, Module, UseGuards, UseInterceptors, UsePipes } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -25,6 +26,8 @@ const N = Number(process.env.BENCH_MESSAGES ?? 20_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SOAK = Number(process.env.BENCH_SOAK ?? 100_000);
 const RATE = Number(process.env.BENCH_RATE ?? 500);
+/** The transport's receiver queue: 1000 by default here; `default` measures the library's own default. */
+const RECEIVER_QUEUE = process.env.BENCH_RECEIVER_QUEUE ?? '1000';
 const URN = 'urn:babel:bench:tick';
 const quiet = { log() {}, warn() {}, error() {}, debug() {} };
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -210,7 +213,7 @@ async function startTransport(kind, topic, concurrency, onMessage, shape = {}) {
     client,
     topics: topic,
     concurrency,
-    receiverQueueSize: 1000,
+    ...(RECEIVER_QUEUE !== 'default' && { receiverQueueSize: Number(RECEIVER_QUEUE) }),
     subscriptionInitialPosition: 'Earliest',
     subscription: 'bench',
     logger: quiet,

@@ -1,6 +1,7 @@
 // Public API of @babelqueue/nestjs-pulsar: what an application writes. The pieces for tools and advanced uses have
 // their own entry points: /testing (the in-memory kit), /envelope (the wire format), /pulsar (the clients and the
-// Pulsar binding), /consumer (the settlement logic), /redrive, /outbox, /schema, /idempotency and /dashboard.
+// Pulsar binding), /consumer (the settlement logic), /redrive, /replay, /outbox, /schema, /idempotency and
+// /dashboard.
 // api/*.api.md records each entry point's surface; CI fails when it changes without the report.
 
 // The module, the transport and the decorator.

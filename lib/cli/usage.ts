@@ -71,6 +71,7 @@ commands:
   stats     counts by URN and reason
   purge     remove records (dry run unless --yes)
   redrive   send records back to their queue
+  replay    re-deliver a subscription's messages from a time or a message id (dry run unless --yes)
   outbox    the transactional outbox's parked rows: outbox parked | outbox requeue (PostgreSQL, not the broker)
 
 babelqueue-pulsar <command> --help describes each one.

@@ -12,6 +12,7 @@ import type { InboundMessage, OutboundCopy, Outcome, Settlement, SettlementPolic
 import { asError, callHookSafely, type BabelQueueHooks, type ConsumerLogger, type DeadLetterWrite } from './hooks.js';
 import { withHandlerTimeout, type HandlerDeadlines } from './handler-timeout.js';
 import { inspect } from './inspect.js';
+import type { NackCount } from './nack-count.js';
 import { bareRecord, bodyOmittedRecord, isTooBig } from './oversize.js';
 import { deadLetterLine, failureLevel, failureLine, failureOutcomeOf, unreachable } from './diagnostics.js';
 import type { OutcomeLine, OutcomeLineTaps } from './outcome-lines.js';
@@ -75,6 +76,8 @@ export interface ProcessorContext {
   firstReport?: (key: string) => boolean;
   /** Sends the replies of requests (docs/contract.md#requests-and-replies); absent = requests get no reply. */
   reply?: ReplySender;
+  /** With retry by nack: the consumer's own count of each message's deliveries (see NackCount). */
+  nackCount?: NackCount;
 }
 
 /** Per-handler settlement settings (from `@BabelHandler(urn, { maxAttempts, retryPolicy })`). */
@@ -109,10 +112,13 @@ export interface SettledEvent {
  * write the replacement (retry copy or dead-letter record) before acknowledging the original.
  */
 export async function processMessage(message: PulsarMessage, ctx: ProcessorContext): Promise<SettledEvent> {
+  const messageId = messageIdText(message.getMessageId());
+  const nackCount = ctx.retryProducer === null ? ctx.nackCount : undefined;
   const inbound: InboundMessage = {
     payload: message.getData(),
     properties: message.getProperties(),
-    redeliveryCount: message.getRedeliveryCount(),
+    // The broker's count starts again after a restart or an unload; the consumer's own one does not.
+    redeliveryCount: Math.max(message.getRedeliveryCount(), nackCount?.before(messageId) ?? 0),
     topic: ctx.topic,
   };
   const inspection = inspect(inbound);
@@ -190,7 +196,7 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
   const settlement = decideSettlement(inbound, settledFrom, outcome, policy);
   const event: SettledEvent = {
     topic: ctx.topic,
-    messageId: messageIdText(message.getMessageId()),
+    messageId,
     urn,
     action: settlement.action,
   };
@@ -202,6 +208,11 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
     const refused = await sendReply(ctx, request, replyOf(urn, request, errorReply(outcome.error), envelope));
     if (refused !== null)
       ctx.logger.error(`${refused.message} (message ${event.messageId} on ${ctx.topic}: its caller gets no reply)`);
+  }
+  if (nackCount) {
+    // Only a nack for a retry counts: a write that failed is not an attempt of the handler.
+    if (settlement.action === 'nack') nackCount.nacked(messageId);
+    else if (event.written !== false) nackCount.settled(messageId);
   }
   if (settledFrom.kind !== 'gate-rejected' && (outcome.kind === 'failed' || settledFrom.kind === 'poison')) {
     const error =

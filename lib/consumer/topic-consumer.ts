@@ -1,11 +1,15 @@
 import type { PulsarMessage } from '../pulsar/client-types.js';
 import { isReceiveTimeout } from '../pulsar/receive-timeout.js';
 import { HandlerDeadlines } from './handler-timeout.js';
+import { NackCount } from './nack-count.js';
 import { asError } from './hooks.js';
 import { processMessage, type ProcessorContext, type SettledEvent } from './process-message.js';
 import type { PushFeed, PushResult } from './push-feed.js';
 
-export interface TopicConsumerOptions extends Omit<ProcessorContext, 'onHandlerOverdue' | 'firstReport' | 'deadlines'> {
+export interface TopicConsumerOptions extends Omit<
+  ProcessorContext,
+  'onHandlerOverdue' | 'firstReport' | 'deadlines' | 'nackCount'
+> {
   /** Messages handled at once; the receive loop waits for a free slot before asking for the next. */
   concurrency: number;
   /**
@@ -60,6 +64,7 @@ export class TopicConsumer {
       onHandlerOverdue: (urn, timeoutMs, stillRunning) => this.trackOverdue(urn, timeoutMs, stillRunning),
       firstReport: (key) => this.firstReport(key),
       deadlines: new HandlerDeadlines(),
+      nackCount: new NackCount(),
     };
   }
 

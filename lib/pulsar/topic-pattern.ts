@@ -90,10 +90,13 @@ export const namespacePrefix = (pattern: TopicPattern): string =>
 /** The dead-letter topics the server writes: never consumed by a pattern, or each record would loop. */
 export const isDeadLetterTopic = (fullTopic: string): boolean => /\.dlq$/.test(fullTopic);
 
+/** A subscription's retry topic (`<topic>.<subscription>.retry`): its own subscription reads it, no pattern does. */
+export const isRetryTopic = (fullTopic: string): boolean => /\.retry$/.test(fullTopic);
+
 /**
  * The full names of the topics a pattern consumes, from the namespace's topic list (partitions of a partitioned
  * topic count as that topic): those whose local name matches, except dead-letter topics (`<topic>.dlq` and
- * `excluded`, the server's own dead-letter topic) and Pulsar's system topics (`__change_events`, ...).
+ * `excluded`, the server's own dead-letter topic), retry topics (`<topic>.<subscription>.retry`) and Pulsar's system topics (`__change_events`, ...).
  */
 export function matchingTopics(
   pattern: TopicPattern,
@@ -106,7 +109,7 @@ export function matchingTopics(
     const topic = logicalTopicName(name);
     if (!topic.startsWith(prefix)) continue;
     const local = topic.slice(prefix.length);
-    if (local.startsWith('__') || isDeadLetterTopic(topic) || excluded(topic)) continue;
+    if (local.startsWith('__') || isDeadLetterTopic(topic) || isRetryTopic(topic) || excluded(topic)) continue;
     if (pattern.regex.test(local)) found.add(topic);
   }
   return [...found].sort();

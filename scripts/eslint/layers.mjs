@@ -14,7 +14,7 @@ export const LAYERS = [
   ['consumer'],
   ['schema', 'otel', 'idempotency'],
   ['nest'],
-  ['redrive', 'outbox'],
+  ['redrive', 'outbox', 'replay'],
   ['dashboard'],
   // The module wires every feature into Nest's DI: it sits above the features it provides.
   ['nest/module'],

@@ -528,6 +528,129 @@ export async function requestWithHandlerSettings(env: CompositionEnv): Promise<v
   }
 }
 
+/**
+ * retry 'retry-topic' × topicsPattern × pause: a found topic gets its own retry topic (which no pattern finds),
+ * and pausing the subscription holds the retry copies too.
+ */
+export async function retryTopicWithPatternAndPause(env: CompositionEnv): Promise<void> {
+  const prefix = env.prefix('comp-rtopic');
+  const handled: Array<[string, number, number]> = [];
+  @Controller()
+  class Found {
+    @BabelHandler('urn:comp:rtopic', { topicsPattern: `${prefix}-.+`, patternDiscoveryMs: 100, subscription: 'rt' })
+    handle(@Payload() data: { n: number }, @Ctx() ctx: BabelContext) {
+      handled.push([ctx.getTopic(), data.n, ctx.getAttempts()]);
+      if (ctx.getAttempts() === 0) ctx.retry({ delayMs: data.n === 2 ? 600 : 0 });
+    }
+  }
+  const service = await startService([Found], {
+    client: env.client,
+    topics: `${prefix}-unused`,
+    retry: 'retry-topic',
+  });
+  try {
+    await publish(env.client, `${prefix}-a`, 'urn:comp:rtopic', { n: 1 });
+    await until('n=1 retried and handled', () => service.settled.length === 2);
+    expect(actions(service.settled)).toEqual(['retry', 'ack']);
+    // Discovery ran again since the retry topic was made: it found the topic, never its retry topic.
+    await sleep(300);
+    expect(service.server.describe().map(({ topic, subscription }) => `${topic}|${subscription}`)).toEqual([
+      `${full(`${prefix}-a`)}|rt`,
+      `${full(`${prefix}-a`)}.rt.retry|rt`,
+    ]);
+    await publish(env.client, `${prefix}-a`, 'urn:comp:rtopic', { n: 2 });
+    await until('n=2 retried', () => service.settled.length === 3);
+    await service.server.pause();
+    expect(service.server.describe().map(({ paused }) => paused)).toEqual([true, true]);
+    // The copy came due on the retry topic while paused: it waits for resume().
+    await sleep(900);
+    expect(handled.filter(([, n]) => n === 2)).toEqual([[`${prefix}-a`, 2, 0]]);
+    service.server.resume();
+    await until('n=2 handled after resume', () => service.settled.length === 4);
+    expect(handled).toEqual([
+      [`${prefix}-a`, 1, 0],
+      [`${prefix}-a`, 1, 1],
+      [`${prefix}-a`, 2, 0],
+      [`${prefix}-a`, 2, 1],
+    ]);
+    expect(new Set(service.settled.map((event) => event.topic))).toEqual(new Set([full(`${prefix}-a`)]));
+  } finally {
+    await service.close();
+  }
+}
+
+/** retry 'retry-topic' × batch × ctx.retry(): a member's retry comes back from the retry topic into a batch. */
+export async function retryTopicBatchRetry(env: CompositionEnv): Promise<void> {
+  const topic = env.prefix('comp-rtbatch');
+  const handled: Array<[string, number, number]> = [];
+  @Controller()
+  class Batch {
+    @BabelHandler('urn:comp:rtbatch', { batch: { maxMessages: 2, maxWaitMs: 200 } })
+    handle(@Payload() items: Array<{ n: number }>, @Ctx() ctx: BabelBatchContext) {
+      items.forEach((item, index) => {
+        const member = ctx.getMessage(index);
+        handled.push([member.getTopic(), item.n, member.getAttempts()]);
+        if (item.n === 2 && member.getAttempts() === 0) member.retry();
+      });
+    }
+  }
+  const service = await startService([Batch], { client: env.client, topics: topic, retry: 'retry-topic' });
+  try {
+    await publish(env.client, topic, 'urn:comp:rtbatch', { n: 1 });
+    await publish(env.client, topic, 'urn:comp:rtbatch', { n: 2 });
+    await until('three settled', () => service.settled.length === 3);
+    expect(actions(service.settled).sort()).toEqual(['ack', 'ack', 'retry']);
+    expect(handled.sort()).toEqual([
+      [topic, 1, 0],
+      [topic, 2, 0],
+      [topic, 2, 1],
+    ]);
+  } finally {
+    await service.close();
+  }
+}
+
+/**
+ * retry 'retry-topic' × Failover: the retry topic is consumed through the same Failover subscription; an immediate
+ * retry goes through it, a delayed one is refused as on the topic itself.
+ */
+export async function retryTopicOnFailover(env: CompositionEnv): Promise<void> {
+  const topic = env.prefix('comp-rtfail');
+  const attempts: Array<[number, number]> = [];
+  const errors: string[] = [];
+  @Controller()
+  class Failing {
+    @BabelHandler('urn:comp:rtfail')
+    handle(@Payload() data: { n: number }, @Ctx() ctx: BabelContext) {
+      attempts.push([data.n, ctx.getAttempts()]);
+      if (ctx.getAttempts() === 0) ctx.retry(data.n === 2 ? { delayMs: 1000 } : {});
+    }
+  }
+  const service = await startService([Failing], {
+    client: env.client,
+    topics: topic,
+    subscriptionType: 'Failover',
+    retry: 'retry-topic',
+    onError: (error) => void errors.push(error.name),
+  });
+  try {
+    expect(service.server.describe().map(({ topic: reads }) => reads)).toEqual([topic, `${topic}.babelqueue.retry`]);
+    await publish(env.client, topic, 'urn:comp:rtfail', { n: 1 });
+    await until('n=1 retried and handled', () => service.settled.length === 2);
+    await publish(env.client, topic, 'urn:comp:rtfail', { n: 2 });
+    await until('n=2 settled', () => service.settled.length === 3);
+    expect(attempts).toEqual([
+      [1, 0],
+      [1, 1],
+      [2, 0],
+    ]);
+    expect(actions(service.settled)).toEqual(['retry', 'ack', 'dead-letter']);
+    expect(errors).toEqual(['RetryRequestedError', 'SettleRequestRefusedError']);
+  } finally {
+    await service.close();
+  }
+}
+
 /** Every scenario, by name, for the kit and the broker suites. */
 export const compositionScenarios = {
   'topicsPattern × consumerOptions': patternWithConsumerOptions,
@@ -544,4 +667,7 @@ export const compositionScenarios = {
   'request/response × idempotency': requestWithIdempotency,
   'request/response × batch': requestToBatch,
   'request/response × handler settings (Failover, one attempt)': requestWithHandlerSettings,
+  "retry 'retry-topic' × topicsPattern × pause": retryTopicWithPatternAndPause,
+  "retry 'retry-topic' × batch × ctx.retry()": retryTopicBatchRetry,
+  "retry 'retry-topic' × subscription type (Failover)": retryTopicOnFailover,
 } satisfies Record<string, (env: CompositionEnv) => Promise<void>>;

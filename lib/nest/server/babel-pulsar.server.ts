@@ -237,7 +237,7 @@ export class BabelPulsarServer
     const { tracing, metrics } = this.settings.telemetry;
     if ((tracing || metrics) && (await loadOpenTelemetry()) && metrics) this.metrics ??= ConsumerMetrics.create();
     for (const line of this.handlerSettings.lines) this.consumerLogger().log(line);
-    if (this.settings.retry !== 'nack' && this.settings.startupWarnings)
+    if (this.settings.retry !== 'nack' && this.settings.retry !== 'retry-topic' && this.settings.startupWarnings)
       for (const warning of fanOutWarnings(subscriptions.planned)) this.consumerLogger().warn(warning);
     this.dispatcher.planDirectCalls(
       subscriptions.planned.flatMap(({ routes }) => [...routes.values()]),

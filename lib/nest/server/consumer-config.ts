@@ -35,3 +35,15 @@ export function deadLetterTopicOf(topic: string, deadLetter: ResolvedServerOptio
   if (deadLetter === true) return `${topic}.dlq`;
   return typeof deadLetter === 'string' ? deadLetter : null;
 }
+
+/**
+ * Where a subscription's retry copies go with `retry: 'retry-topic'`: `<topic>.<subscription>.retry`, a topic of
+ * that subscription alone (the same subscription consumes it beside the topic); null with any other retry mode.
+ */
+export function retryTopicOf(
+  topic: string,
+  subscription: string,
+  retry: ResolvedServerOptions['retry'],
+): string | null {
+  return retry === 'retry-topic' ? `${topic}.${subscription}.retry` : null;
+}

@@ -10,6 +10,10 @@ import { flag, integer, nonBlank, oneOf } from '../../options/validators.js';
 import { checkRetriableRule, type RetriableRule } from '../pipeline/retriable-rule.js';
 import { checkHandlerSettingsMap, type HandlerSettingsMap } from './handler-settings.js';
 
+/** How a failed message is retried (see `retry`). */
+const RETRY_MODES = ['republish', 'retry-topic', 'nack'] as const;
+export type RetryMode = (typeof RETRY_MODES)[number];
+
 const SUBSCRIPTION_TYPES = ['Exclusive', 'Shared', 'KeyShared', 'Failover'] as const satisfies SubscriptionType[];
 
 export const isProducer = (value: unknown): value is PulsarProducer =>
@@ -81,9 +85,11 @@ export const consumerOptions = {
   /**
    * `'republish'`: a copy with `bq-attempts` + 1 goes back to the topic, then the original is acknowledged.
    * `'nack'`: negative acknowledgement (Shared and KeyShared only: Pulsar counts redeliveries only there).
+   * `'retry-topic'`: the copy goes to the subscription's own retry topic, `<topic>.<subscription>.retry`, which
+   * the same subscription consumes beside the topic: the other subscriptions of a fan-out topic never see it.
    * @defaultValue `'republish'`
    */
-  retry: oneOf(['republish', 'nack'], 'republish'),
+  retry: oneOf(RETRY_MODES, 'republish'),
   /**
    * Spacing of retries by re-publish on a Shared or KeyShared subscription: the retry copy waits on the broker
    * (`{ backoff: 'exponential' | 'fixed', initialDelayMs, maxDelayMs?, jitter? }`, docs/retries.md). Per
@@ -112,8 +118,9 @@ export const consumerOptions = {
    */
   concurrency: integer({ min: 1, fallback: 1 }),
   /**
-   * Unacknowledged messages the consumer may hold (bounds memory on a large backlog).
-   * @defaultValue the client's
+   * Messages the client prefetches beyond those being handled (bounds memory on a large backlog, and what an
+   * instance whose handlers are stuck holds back from the other consumers of a Shared subscription).
+   * @defaultValue twice `concurrency`, at least 10
    */
   receiverQueueSize: integer({ min: 0 }),
   /**
@@ -193,14 +200,18 @@ export const serverConsumerOptions = {
   }),
   /**
    * How a failed message is retried: `'republish'` (a copy goes back to the topic through the server's own
-   * producer), a producer of yours (used as is, never closed by the server), or `'nack'` (negative
+   * producer), `'retry-topic'` (a copy goes to the subscription's own `<topic>.<subscription>.retry`, consumed by
+   * the same subscription), a producer of yours (used as is, never closed by the server), or `'nack'` (negative
    * acknowledgement; Shared and KeyShared subscriptions only).
    * @defaultValue `'republish'`
    */
-  retry: option<'republish' | 'nack' | PulsarProducer, 'republish' | 'nack' | PulsarProducer>((value, name, raise) => {
+  retry: option<RetryMode | PulsarProducer, RetryMode | PulsarProducer>((value, name, raise) => {
     if (value === undefined) return 'republish';
-    if (value === 'republish' || value === 'nack' || isProducer(value)) return value;
-    return raise(`${name} must be 'republish', 'nack' or a producer, got ${describeValue(value)}`, 'type');
+    if ((RETRY_MODES as readonly unknown[]).includes(value) || isProducer(value)) return value as RetryMode;
+    return raise(
+      `${name} must be 'republish', 'retry-topic', 'nack' or a producer, got ${describeValue(value)}`,
+      'type',
+    );
   }),
   /**
    * Where exhausted and poison messages go: `true` = `<topic>.dlq`, a topic name, a producer of yours (never

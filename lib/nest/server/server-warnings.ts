@@ -21,6 +21,7 @@ export function fanOutWarnings(subscriptions: readonly Subscription[]): string[]
       ([topic, names]) =>
         `${topic} is consumed through ${names.length} subscriptions (${names.join(', ')}) with ` +
         "retry 'republish': a retry copy goes back to the topic, so every one of them receives it (a handler " +
-        "that already succeeded sees the message again). Use retry 'nack', idempotency, or a topic per subscription",
+        "that already succeeded sees the message again). Use retry 'retry-topic': each subscription's retry " +
+        'copies then go to its own <topic>.<subscription>.retry, which no other subscription reads',
     );
 }

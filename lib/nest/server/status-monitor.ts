@@ -57,11 +57,11 @@ export class StatusMonitor {
     const running = this.deps.running();
     const states = running.map(({ consumer }) => consumer.isConnected());
     const now = Date.now();
-    running.forEach(({ consumer, model }, index) =>
+    running.forEach(({ readsFrom, model }, index) =>
       this.report(
         model.subscription === this.deps.defaultSubscription
-          ? consumer.topic
-          : `${consumer.topic} (subscription ${model.subscription})`,
+          ? readsFrom
+          : `${readsFrom} (subscription ${model.subscription})`,
         states[index]!,
         now,
       ),

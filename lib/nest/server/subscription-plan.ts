@@ -3,7 +3,7 @@ import { composeRetriable } from '../pipeline/retriable-rule.js';
 import { clientNameOf } from '../client/producer-settings.js';
 import { fullTopicName } from '../../pulsar/websocket/topic.js';
 import { bindingConsumerOptions } from './binding-consumer-options.js';
-import { consumerConfigFor, deadLetterTopicOf } from './consumer-config.js';
+import { consumerConfigFor, deadLetterTopicOf, retryTopicOf } from './consumer-config.js';
 import type { Binding, Route } from './handler-routes.js';
 import type { ResolvedServerOptions } from './server-options.js';
 import { delayRefusalOf, Subscription, type RouteSettings } from './subscription.js';
@@ -37,6 +37,16 @@ function agreed<K extends 'subscriptionType' | 'concurrency'>(
   return chosen?.value ?? serverValue;
 }
 
+/**
+ * The receiver queue of a consumer when nobody set one: what the client prefetches beyond the messages being
+ * handled. The clients' own default (1000) lets an instance whose handlers are slow or stuck hold hundreds of
+ * messages that the other consumers of a Shared subscription then never get; a small queue keeps the work
+ * spreading, and still lets the client fetch ahead (docs/pulsar-features.md#slow-consumers-on-a-shared-subscription).
+ */
+export function defaultReceiverQueue(concurrency: number): number {
+  return Math.max(10, 2 * concurrency);
+}
+
 /** A batch member's time-out also covers the wait for its batch to fill. */
 function routeTimeoutMs(route: Route, serverTimeoutMs: number): number {
   const timeoutMs = route.timeoutMs ?? serverTimeoutMs;
@@ -62,7 +72,12 @@ export function planSubscriptions(
   return bindings.map((binding) => {
     const passThrough = bindingConsumerOptions(binding, settings.consumerOptions, client);
     const subscriptionType = agreed(binding, 'subscriptionType', settings.subscriptionType);
-    const consumer = consumerConfigFor(binding, { ...settings, subscriptionType }, passThrough);
+    const concurrency = intakeConcurrency(agreed(binding, 'concurrency', settings.concurrency), binding.routes);
+    const configured = consumerConfigFor(binding, { ...settings, subscriptionType }, passThrough);
+    const consumer =
+      configured.receiverQueueSize === undefined
+        ? { ...configured, receiverQueueSize: defaultReceiverQueue(concurrency) }
+        : configured;
     const routeSettings = new Map<string, RouteSettings>();
     for (const [urn, route] of binding.routes) {
       routeSettings.set(urn, {
@@ -74,7 +89,6 @@ export function planSubscriptions(
     }
     // Whichever way the receiver queue was set, it is what the client holds while paused.
     const receiverQueue = consumer.receiverQueueSize;
-    const concurrency = intakeConcurrency(agreed(binding, 'concurrency', settings.concurrency), binding.routes);
     return new Subscription({
       topic: binding.topic,
       fullTopic: fullTopicName(binding.topic),
@@ -91,6 +105,8 @@ export function planSubscriptions(
       routeSettings,
       fallback,
       deadLetterTopic: binding.pattern ? null : deadLetterTopicOf(binding.topic, settings.deadLetter),
+      // A pattern's label is no topic: each topic it finds gets its own when derived (see SubscriptionSet).
+      retryTopic: binding.pattern ? null : retryTopicOf(binding.topic, binding.subscription, settings.retry),
       ...(binding.pattern && { pattern: binding.pattern }),
     });
   });

@@ -2,7 +2,12 @@ import { TopicConsumer, type BabelQueueHooks, type ConsumerLogger, type SettledE
 import type { Dispatcher, ReplySender } from '../../consumer/process-message.js';
 import type { OutcomeLineTaps } from '../../consumer/outcome-lines.js';
 import { canPush, PushFeed } from '../../consumer/push-feed.js';
-import type { PulsarClientLike, PulsarProducer } from '../../pulsar/client-types.js';
+import type {
+  PulsarClientLike,
+  PulsarConsumer,
+  PulsarConsumerConfig,
+  PulsarProducer,
+} from '../../pulsar/client-types.js';
 import { fullTopicName } from '../../pulsar/websocket/topic.js';
 import { keepDeadLetters } from '../../consumer/keep-dead-letters.js';
 import { producerOptionsFor } from '../client/producer-settings.js';
@@ -15,6 +20,8 @@ import type { Subscription } from './subscription.js';
 export interface RunningSubscription {
   readonly model: Subscription;
   readonly consumer: TopicConsumer;
+  /** The topic this consumer reads: the subscription's topic, or its retry topic. */
+  readonly readsFrom: string;
   /** Producers opened for this subscription (closed with it). */
   readonly owned: PulsarProducer[];
   /** Retry / dead-letter producers the broker refused for lack of permission (retried on each write). */
@@ -39,22 +46,31 @@ export interface SubscriptionRunnerDeps {
   onLoopError(model: Subscription, error: Error): void;
 }
 
-/** Opens the producers and the consumer of one subscription (nothing is left open when this rejects). */
+/**
+ * Opens the producers and the consumers of one subscription (nothing is left open when this rejects): one
+ * consumer on its topic and, with a retry topic of its own, one on that, both settling as the topic's consumer
+ * (their retry copies go to the retry topic, their dead-letter records name the topic).
+ */
 export async function openSubscription(
   model: Subscription,
   deps: SubscriptionRunnerDeps,
   /** Where the subscription starts if Pulsar creates it now (overrides the configured position). */
   initialPosition?: 'Earliest' | 'Latest',
-): Promise<RunningSubscription> {
+): Promise<RunningSubscription[]> {
   const { client, settings, logger } = deps;
   const topic = model.topic;
   const producers = new BindingProducers(topic, client, settings.producers, logger, fullTopicName, (target) =>
     producerOptionsFor(settings.producerSettings, target),
   );
+  const opened: PulsarConsumer[] = [];
   try {
     const { retry, deadLetter } = settings;
     const retryProducer =
-      retry === 'nack' ? null : isProducer(retry) ? retry : await producers.acquire(topic, 'retry copies');
+      retry === 'nack'
+        ? null
+        : isProducer(retry)
+          ? retry
+          : await producers.acquire(model.retryTopic ?? topic, 'retry copies');
     const deadLetterProducer = isProducer(deadLetter)
       ? deadLetter
       : model.deadLetterTopic === null
@@ -62,44 +78,75 @@ export async function openSubscription(
         : await producers.acquire(model.deadLetterTopic, 'dead-letter records');
     if (model.deadLetterTopic !== null)
       await keepDeadLetters(client, model.deadLetterTopic, (warning) => logger.warn(warning));
-    // A client that pushes (the native listener) saves a receive() round trip per message.
-    const feed = canPush(client) ? new PushFeed() : undefined;
-    const config = initialPosition
-      ? { ...model.consumer, subscriptionInitialPosition: initialPosition }
-      : model.consumer;
-    const pulsarConsumer =
-      feed && canPush(client) ? await client.subscribePush(config, feed.deliver) : await client.subscribe(config);
-    const consumer = new TopicConsumer({
-      topic,
-      consumer: pulsarConsumer,
-      ...(feed && { feed }),
-      retryProducer,
-      deadLetterProducer,
-      policy: {
-        maxAttempts: settings.maxAttempts,
-        ...(settings.retryPolicy && { retryPolicy: settings.retryPolicy }),
-      },
-      handlerPolicy: (urn) => model.routes.get(urn)?.policy,
-      isRetriable: (error, urn) => model.settingsOf(urn).isRetriable(error),
-      delayedRetryRefusal: model.intake.delayRefusal,
-      concurrency: model.intake.concurrency,
-      maxOverdue: model.intake.maxOverdue,
-      ...(model.intake.pausedHoldLimit !== undefined && { pausedHoldLimit: model.intake.pausedHoldLimit }),
-      receiveTimeoutMs: settings.receiveTimeoutMs,
-      hasHandler: (urn) => deps.hasHandler(model, urn),
-      handlerTimeoutMs: (urn) => model.settingsOf(urn).timeoutMs,
-      logStackTraces: settings.logStackTraces,
-      dispatch: (...call) => deps.dispatch(model, ...call),
-      ...(deps.reply && { reply: deps.reply }),
-      hooks: deps.hooks,
-      ...(deps.outcomeLines && { outcomeLines: deps.outcomeLines }),
-      logger,
-      onSettled: deps.onSettled,
-      onLoopError: (error) => deps.onLoopError(model, error),
-    });
-    return { model, consumer, owned: producers.owned, deferred: producers.deferred };
+    const settlement = { retryProducer, deadLetterProducer };
+    const reads = [{ from: topic, config: withPosition(model.consumer, initialPosition) }];
+    // The retry topic holds nothing but this subscription's copies: a new subscription on it reads them all.
+    if (model.retryTopic !== null)
+      reads.push({
+        from: model.retryTopic,
+        config: { ...model.consumer, topic: model.retryTopic, subscriptionInitialPosition: 'Earliest' },
+      });
+    const running: RunningSubscription[] = [];
+    for (const { from, config } of reads) {
+      const feed = canPush(client) ? new PushFeed() : undefined;
+      const pulsarConsumer =
+        feed && canPush(client) ? await client.subscribePush(config, feed.deliver) : await client.subscribe(config);
+      opened.push(pulsarConsumer);
+      const consumer = topicConsumer(model, deps, pulsarConsumer, feed, settlement);
+      // The producers belong to the first entry alone, so that they are closed once.
+      running.push(
+        running.length === 0
+          ? { model, consumer, readsFrom: from, owned: producers.owned, deferred: producers.deferred }
+          : { model, consumer, readsFrom: from, owned: [], deferred: [] },
+      );
+    }
+    return running;
   } catch (error) {
+    await Promise.allSettled(opened.map((consumer) => consumer.close()));
     await producers.closeOwned();
     throw error;
   }
+}
+
+function withPosition(config: PulsarConsumerConfig, initialPosition: 'Earliest' | 'Latest' | undefined) {
+  return initialPosition ? { ...config, subscriptionInitialPosition: initialPosition } : config;
+}
+
+/** The intake of one Pulsar consumer of a subscription: settles as the subscription's topic does. */
+function topicConsumer(
+  model: Subscription,
+  deps: SubscriptionRunnerDeps,
+  pulsarConsumer: PulsarConsumer,
+  // A client that pushes (the native listener) saves a receive() round trip per message.
+  feed: PushFeed | undefined,
+  producers: { retryProducer: PulsarProducer | null; deadLetterProducer: PulsarProducer | null },
+): TopicConsumer {
+  const { settings, logger } = deps;
+  return new TopicConsumer({
+    topic: model.topic,
+    consumer: pulsarConsumer,
+    ...(feed && { feed }),
+    ...producers,
+    policy: {
+      maxAttempts: settings.maxAttempts,
+      ...(settings.retryPolicy && { retryPolicy: settings.retryPolicy }),
+    },
+    handlerPolicy: (urn) => model.routes.get(urn)?.policy,
+    isRetriable: (error, urn) => model.settingsOf(urn).isRetriable(error),
+    delayedRetryRefusal: model.intake.delayRefusal,
+    concurrency: model.intake.concurrency,
+    maxOverdue: model.intake.maxOverdue,
+    ...(model.intake.pausedHoldLimit !== undefined && { pausedHoldLimit: model.intake.pausedHoldLimit }),
+    receiveTimeoutMs: settings.receiveTimeoutMs,
+    hasHandler: (urn) => deps.hasHandler(model, urn),
+    handlerTimeoutMs: (urn) => model.settingsOf(urn).timeoutMs,
+    logStackTraces: settings.logStackTraces,
+    dispatch: (...call) => deps.dispatch(model, ...call),
+    ...(deps.reply && { reply: deps.reply }),
+    hooks: deps.hooks,
+    ...(deps.outcomeLines && { outcomeLines: deps.outcomeLines }),
+    logger,
+    onSettled: deps.onSettled,
+    onLoopError: (error) => deps.onLoopError(model, error),
+  });
 }

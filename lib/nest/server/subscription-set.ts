@@ -3,7 +3,7 @@ import type { TopicLister } from '../../pulsar/topic-lister.js';
 import { fullTopicName } from '../../pulsar/websocket/topic.js';
 import type { SubscriptionType } from '../../pulsar/client-types.js';
 import { PatternWatch } from './pattern-watch.js';
-import { deadLetterTopicOf } from './consumer-config.js';
+import { deadLetterTopicOf, retryTopicOf } from './consumer-config.js';
 import type { Binding } from './handler-routes.js';
 import { patternListerFor, singleDeadLetterTopic } from './pattern-listing.js';
 import type { ResolvedServerOptions } from './server-options.js';
@@ -19,13 +19,15 @@ export type SubscriptionState = ReturnType<BabelPulsarServer['describe']>[number
 
 export interface SubscriptionSetDeps {
   /** Opens a subscription; `initialPosition` overrides where a new one starts (after a wait for the broker). */
-  open(model: Subscription, initialPosition?: 'Earliest' | 'Latest'): Promise<RunningSubscription>;
+  open(model: Subscription, initialPosition?: 'Earliest' | 'Latest'): Promise<RunningSubscription[]>;
   /** Lists a pattern's namespace; throws (naming the handlers) when this client cannot. */
   listerFor(pattern: Subscription): TopicLister;
   /** A topic no pattern consumes (the server's single dead-letter topic). */
   excluded(fullTopic: string): boolean;
   /** Where the dead letters of a topic a pattern found go. */
   deadLetterTopicOf(fullTopic: string): string | null;
+  /** The retry topic of a topic a pattern found, for its subscription (null: retries go back to the topic). */
+  retryTopicOf(fullTopic: string, subscription: string): string | null;
   subscriptionType: SubscriptionType;
   logger: ConsumerLogger;
 }
@@ -64,6 +66,7 @@ export class SubscriptionSet {
         listerFor: (model) => patternListerFor(settings.client, model),
         excluded: (topic) => topic === singleDeadLetterTopic(settings.deadLetter),
         deadLetterTopicOf: (topic) => deadLetterTopicOf(topic, settings.deadLetter),
+        retryTopicOf: (topic, subscription) => retryTopicOf(topic, subscription, settings.retry),
         subscriptionType: settings.subscriptionType,
         logger,
       },
@@ -83,7 +86,7 @@ export class SubscriptionSet {
     try {
       for (const model of this.planned) {
         if (model.pattern) await this.watch(model as PatternSubscription);
-        else this.runningList.push(await this.deps.open(model, initialPosition));
+        else this.runningList.push(...(await this.deps.open(model, initialPosition)));
       }
     } catch (error) {
       await this.close(shutdownTimeoutMs);
@@ -116,8 +119,8 @@ export class SubscriptionSet {
   }
 
   describe(): SubscriptionState[] {
-    return this.runningList.map(({ consumer, deferred, model }) => ({
-      topic: consumer.topic,
+    return this.runningList.map(({ consumer, deferred, model, readsFrom }) => ({
+      topic: readsFrom,
       subscription: model.subscription,
       active: consumer.activeCount,
       overdue: consumer.overdueCount,
@@ -172,11 +175,15 @@ export class SubscriptionSet {
         ) || this.runningList.some(({ model }) => model.subscription === subscription && model.fullTopic === topic),
       consume: async (topic, late, reportedAs) => {
         // Released with the others on close: close() waits for a discovery under way before releasing.
-        const model = origin.derive(topic, deps.deadLetterTopicOf(topic), reportedAs);
+        const topics = {
+          deadLetterTopic: deps.deadLetterTopicOf(topic),
+          retryTopic: deps.retryTopicOf(topic, origin.subscription),
+        };
+        const model = origin.derive(topic, topics, reportedAs);
         // A topic found after start is read from its first message: nothing published before it was found is skipped.
-        const running = await deps.open(model, late ? 'Earliest' : this.initialPosition);
-        this.runningList.push(running);
-        if (this.consuming && !this.closed) this.begin(running);
+        const opened = await deps.open(model, late ? 'Earliest' : this.initialPosition);
+        this.runningList.push(...opened);
+        if (this.consuming && !this.closed) for (const running of opened) this.begin(running);
       },
       logger: deps.logger,
     });

@@ -44,6 +44,11 @@ export interface SubscriptionParts {
   fallback: RouteSettings;
   /** Where this subscription's dead letters go (null: a producer of the user's, or none). */
   deadLetterTopic: string | null;
+  /**
+   * The subscription's own retry topic (`retry: 'retry-topic'`), consumed by it beside `topic`; null: retry
+   * copies go back to `topic` (or there are none).
+   */
+  retryTopic: string | null;
   pattern?: SubscriptionPattern;
 }
 
@@ -63,6 +68,7 @@ export class Subscription implements SubscriptionParts {
   readonly routeSettings: ReadonlyMap<string, RouteSettings>;
   readonly fallback: RouteSettings;
   readonly deadLetterTopic: string | null;
+  readonly retryTopic: string | null;
   readonly pattern?: SubscriptionPattern;
   /** The pattern subscription this one was derived from (a topic the pattern found). */
   readonly origin?: Subscription;
@@ -80,6 +86,7 @@ export class Subscription implements SubscriptionParts {
     this.routeSettings = parts.routeSettings;
     this.fallback = parts.fallback;
     this.deadLetterTopic = parts.deadLetterTopic;
+    this.retryTopic = parts.retryTopic;
     if (parts.pattern) this.pattern = parts.pattern;
     if (origin) {
       this.origin = origin;
@@ -96,7 +103,11 @@ export class Subscription implements SubscriptionParts {
    * The subscription of one topic this pattern subscription found: the same handlers, settings and pause state.
    * Where a new subscription starts is the subscription set's decision (see SubscriptionSet), not the model's.
    */
-  derive(fullTopic: string, deadLetterTopic: string | null, reportedTopic: string): Subscription {
+  derive(
+    fullTopic: string,
+    topics: Pick<SubscriptionParts, 'deadLetterTopic' | 'retryTopic'>,
+    reportedTopic: string,
+  ): Subscription {
     if (!this.pattern) throw new Error(`${this.topic} is not a pattern subscription`);
     const { pattern: _pattern, ...inherited } = this as SubscriptionParts;
     return new Subscription(
@@ -105,7 +116,7 @@ export class Subscription implements SubscriptionParts {
         topic: fullTopic,
         fullTopic,
         reportedTopic,
-        deadLetterTopic,
+        ...topics,
         consumer: { ...this.consumer, topic: fullTopic },
       },
       this,

@@ -82,6 +82,11 @@ describe('matchingTopics', () => {
     expect(matchingTopics(pattern, listed, (topic) => topic === ns('orders-failed'))).toEqual([ns('orders-us')]);
     expect(matchingTopics(parseTopicPattern('.*', 'p'), [ns('__change_events'), ns('x')])).toEqual([ns('x')]);
   });
+
+  it("never matches a subscription's retry topic (<topic>.<subscription>.retry)", () => {
+    const listed = [ns('orders-a'), ns('orders-a.billing.retry'), ns('orders-a.retry-x')];
+    expect(matchingTopics(pattern, listed)).toEqual([ns('orders-a'), ns('orders-a.retry-x')]);
+  });
 });
 
 describe('topicListerOf', () => {

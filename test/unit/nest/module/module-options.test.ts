@@ -186,7 +186,7 @@ describe('resolveModuleOptions', () => {
     [
       'an unknown retry',
       { client, topic: 't', consumer: { retry: 'later' } },
-      /options\.consumer\.retry must be 'republish' or 'nack', got the string "later"/,
+      /options\.consumer\.retry must be 'republish', 'retry-topic' or 'nack', got the string "later"/,
     ],
     [
       'a numeric deadLetter',
