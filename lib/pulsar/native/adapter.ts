@@ -254,23 +254,33 @@ class NativeProducerAdapter implements PulsarProducer {
   }
 }
 
-/** A native message read once: property map as a plain object, id in the `(ledger,entry,partition,batch)` form. */
+/**
+ * A native message, each of its values read through the addon at most once: the property map (as a plain object),
+ * redelivery count and id are fetched on first use and kept, since every getter is a call into the addon that
+ * builds its value anew (the property map from the native map, the id as a new native object).
+ */
 export class NativeMessageAdapter implements PulsarMessage {
   private id?: PulsarMessageId;
+  private properties?: Record<string, string>;
+  private redeliveryCount?: number;
 
   constructor(readonly native: NativeMessage) {}
 
   getData(): Buffer {
+    // A new Buffer each call, as the addon gives it: the transport reads it once, and a handler that changes its
+    // copy cannot change what a retry copy carries.
     return this.native.getData();
   }
 
   getProperties(): Record<string, string> {
     // The native client returns an Array carrying the pairs as named members; each caller gets its own map.
-    return { ...this.native.getProperties() };
+    this.properties ??= Object.assign({}, this.native.getProperties());
+    return { ...this.properties };
   }
 
   getRedeliveryCount(): number {
-    return this.native.getRedeliveryCount();
+    this.redeliveryCount ??= this.native.getRedeliveryCount();
+    return this.redeliveryCount;
   }
 
   getMessageId(): PulsarMessageId {
