@@ -2,7 +2,7 @@
 // BENCH_MESSAGES envelopes, then drains them with one consumer of bench/compare.bench.mjs and prints its figures.
 // consumer: floor (raw native listener, contract reads + acknowledge), native, websocket.
 import 'reflect-metadata';
-import { Controller, Module } from '@nestjs/common';
+import { Controller, Injectable, Module, UseGuards, UseInterceptors, UsePipes } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -87,7 +87,26 @@ if (kind === 'floor') {
       tick();
     }
   }
-  lib.BabelHandler(URN)(Sink.prototype, 'consume', Object.getOwnPropertyDescriptor(Sink.prototype, 'consume'));
+  const descriptor = Object.getOwnPropertyDescriptor(Sink.prototype, 'consume');
+  if (process.env.BENCH_GUARDED === '1') {
+    // One guard, one pipe, one interceptor, as the compare bench's guarded handler.
+    class AllowGuard {
+      canActivate() {
+        return true;
+      }
+    }
+    Injectable()(AllowGuard);
+    class PassInterceptor {
+      intercept(_context, next) {
+        return next.handle();
+      }
+    }
+    Injectable()(PassInterceptor);
+    UseInterceptors(PassInterceptor)(Sink.prototype, 'consume', descriptor);
+    UsePipes({ transform: (value) => value })(Sink.prototype, 'consume', descriptor);
+    UseGuards(AllowGuard)(Sink.prototype, 'consume', descriptor);
+  }
+  lib.BabelHandler(URN)(Sink.prototype, 'consume', descriptor);
   Controller()(Sink);
   class BenchModule {}
   Module({ controllers: [Sink] })(BenchModule);

@@ -24,12 +24,15 @@ let start;
 let cpu;
 let done;
 const finished = new Promise((resolve) => (done = resolve));
+let id;
 const read = (message) => {
   message.getData();
   message.getProperties();
   message.getRedeliveryCount();
-  message.getMessageId();
+  id = message.getMessageId();
 };
+// BENCH_ACK=id acknowledges by the id read (acknowledgeId) instead of by the message.
+const byId = process.env.BENCH_ACK === 'id';
 const tick = () => {
   if (seen === 0) {
     start = performance.now();
@@ -46,7 +49,8 @@ if (which === 'listener') {
     ...config,
     listener: (message, c) => {
       read(message);
-      c.acknowledge(message);
+      if (byId) c.acknowledgeId(id);
+      else c.acknowledge(message);
       tick();
     },
   });
