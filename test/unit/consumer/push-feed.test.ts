@@ -112,6 +112,49 @@ describe('TopicConsumer with a PushFeed', () => {
     expect(order).toEqual(Array.from({ length: 40 }, (_, n) => n));
   });
 
+  it('handles no waiting message while paused, and the waiting ones first, in order, on resume', async () => {
+    const order: number[] = [];
+    const releases: Array<() => void> = [];
+    const consumer = new FakeConsumer();
+    const feed = new PushFeed();
+    const intake = new TopicConsumer({
+      topic: 'orders',
+      consumer,
+      retryProducer: new FakeProducer('orders'),
+      deadLetterProducer: new FakeProducer('orders.dlq'),
+      policy: { maxAttempts: 3 },
+      hasHandler: () => true,
+      dispatch: (_urn, envelope) => {
+        order.push((envelope.data as { n: number }).n);
+        return new Promise<void>((resolve) => releases.push(resolve));
+      },
+      hooks: {},
+      logger: quiet,
+      concurrency: 1,
+      feed,
+    });
+    intake.start();
+    const push = (n: number) => {
+      const w = wire(envelopeOf('urn:babel:orders:created', { n }));
+      return feed.deliver(new FakeMessage(w.payload, w.properties));
+    };
+    for (let n = 0; n < 4; n++) expect(push(n)).toBeUndefined(); // 0 runs, 1..3 wait for the slot
+    const paused = intake.pause();
+    releases.shift()!();
+    await paused;
+    expect(push(4)).toBeUndefined(); // pushed while paused: held behind the waiting ones
+    await tick(20);
+    expect(order).toEqual([0]);
+    expect(intake.heldCount).toBe(4);
+    intake.resume();
+    while (consumer.acked.length < 5) {
+      releases.splice(0).forEach((release) => release());
+      await tick();
+    }
+    await intake.stop(1000);
+    expect(order).toEqual([0, 1, 2, 3, 4]);
+  });
+
   it('makes a message pushed before start() wait for it', async () => {
     let handled = 0;
     const { consumer, feed, intake } = pushed(1, async () => {
