@@ -23,7 +23,14 @@ const envelope = (i) => {
 let send;
 let close;
 if (which === 'raw') {
-  const producer = await client.createProducer({ topic, batchingEnabled: inFlight > 1 });
+  const producer = await client.createProducer({
+    topic,
+    batchingEnabled: inFlight > 1,
+    ...(process.env.BENCH_KEY_BATCHING === '1' && {
+      batchingType: 'KeyBasedBatching',
+      hashingScheme: 'JavaStringHash',
+    }),
+  });
   send = (i) => producer.send(envelope(i));
   close = () => producer.close();
 } else {

@@ -37,7 +37,7 @@ interface NativeMessage {
 
 interface NativeConsumer {
   receive(timeoutMs?: number): Promise<NativeMessage>;
-  acknowledge(message: NativeMessage): Promise<unknown>;
+  acknowledge(message: NativeMessage): Promise<null>;
   negativeAcknowledge(message: NativeMessage): void;
   close(): Promise<unknown>;
   unsubscribe(): Promise<unknown>;
@@ -325,7 +325,8 @@ class NativeConsumerAdapter implements PulsarConsumer {
   }
 
   acknowledge(message: PulsarMessage): Promise<null | void> {
-    return this.native.acknowledge(rawOf(message)).then(() => undefined);
+    // The addon's own promise (it resolves to null): no second promise per message.
+    return this.native.acknowledge(rawOf(message));
   }
 
   negativeAcknowledge(message: PulsarMessage): void {
