@@ -31,7 +31,10 @@ class DeadlineQueue {
   add(timeoutMs: number, expire: () => void): () => void {
     const deadline: Deadline = { due: this.now() + timeoutMs, expire };
     this.deadlines.push(deadline);
+    // A timer left armed when the queue emptied is due no later than this deadline (one length, added in order):
+    // it is only held again; its firing arms the next.
     if (!this.timer) this.arm();
+    else if (this.idle) this.hold();
     return () => {
       if (deadline.expire === null) return;
       deadline.expire = null;
@@ -56,9 +59,23 @@ class DeadlineQueue {
     if (this.head === this.deadlines.length) {
       this.deadlines = [];
       this.head = 0;
-      if (this.timer) clearTimeout(this.timer);
-      this.timer = null;
+      // Kept armed but no longer holding the process open: the next handler (at c1, the very next message) would
+      // otherwise clear and arm a timer each time the queue empties.
+      if (this.timer && !this.idle) this.release();
     }
+  }
+
+  /** The armed timer no longer keeps the process alive: no deadline waits for it. */
+  private idle = false;
+
+  private release(): void {
+    this.idle = true;
+    this.timer?.unref();
+  }
+
+  private hold(): void {
+    this.idle = false;
+    this.timer?.ref();
   }
 
   private arm(): void {
@@ -67,6 +84,7 @@ class DeadlineQueue {
       this.timer = null;
       return;
     }
+    this.idle = false;
     this.timer = setTimeout(() => this.fire(), Math.max(0, first.due - this.now()));
   }
 

@@ -651,6 +651,48 @@ export async function retryTopicOnFailover(env: CompositionEnv): Promise<void> {
   }
 }
 
+/**
+ * concurrency × pause() × order (Failover): messages that reached the consumer while the only slot was busy (on the
+ * native client they wait in the consumer, the listener not held) are not handled while paused, and are handled
+ * once each, in the order they came, on resume.
+ */
+export async function waitingForSlotWithPause(env: CompositionEnv): Promise<void> {
+  const topic = env.prefix('comp-wait');
+  const seen: number[] = [];
+  let open: () => void = () => {};
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  @Controller()
+  class Slow {
+    @BabelHandler('urn:comp:wait')
+    async handle(@Payload() data: { n: number }) {
+      seen.push(data.n);
+      if (data.n === 0) await gate;
+    }
+  }
+  const service = await startService([Slow], {
+    client: env.client,
+    topics: topic,
+    subscriptionType: 'Failover',
+    concurrency: 1,
+  });
+  try {
+    for (let n = 0; n < 6; n++) await publish(env.client, topic, 'urn:comp:wait', { n });
+    await until('the first one running', () => seen.length === 1);
+    await sleep(300); // the others reach the consumer meanwhile
+    const paused = service.server.pause();
+    open();
+    await paused;
+    await sleep(300);
+    expect(seen).toEqual([0]);
+    service.server.resume();
+    await until('every message settled', () => service.settled.length === 6);
+    expect(seen).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(actions(service.settled)).toEqual(Array(6).fill('ack'));
+  } finally {
+    await service.close();
+  }
+}
+
 /** Every scenario, by name, for the kit and the broker suites. */
 export const compositionScenarios = {
   'topicsPattern × consumerOptions': patternWithConsumerOptions,
@@ -670,4 +712,5 @@ export const compositionScenarios = {
   "retry 'retry-topic' × topicsPattern × pause": retryTopicWithPatternAndPause,
   "retry 'retry-topic' × batch × ctx.retry()": retryTopicBatchRetry,
   "retry 'retry-topic' × subscription type (Failover)": retryTopicOnFailover,
+  'concurrency × pause × order (messages waiting for a slot)': waitingForSlotWithPause,
 } satisfies Record<string, (env: CompositionEnv) => Promise<void>>;

@@ -526,7 +526,12 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     return this.connecting;
   }
 
+  /** The last status told to `status`; each publish confirms 'connected', which is told only when it changes. */
+  private lastStatus: BabelClientStatus | null = null;
+
   private setStatus(status: BabelClientStatus): void {
+    if (status === this.lastStatus) return;
+    this.lastStatus = status;
     this._status$.next(status);
   }
 

@@ -267,7 +267,8 @@ export class BabelPulsarServer
         reply: (topic, message) => this.replies.send(topic, message),
         onSettled: (event) => {
           this.metrics?.settled(event);
-          this.events.emit('settled', event);
+          // A plain copy: the consumer's event reads its message id only when asked (see settledEvent).
+          if (this.events.listenerCount('settled') > 0) this.events.emit('settled', { ...event });
         },
         onLoopError: (subscription, error) => {
           this.consumerLogger().error(`receive on ${subscription.topic} failed: ${error.message}`);

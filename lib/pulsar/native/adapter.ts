@@ -37,7 +37,7 @@ interface NativeMessage {
 
 interface NativeConsumer {
   receive(timeoutMs?: number): Promise<NativeMessage>;
-  acknowledge(message: NativeMessage): Promise<unknown>;
+  acknowledge(message: NativeMessage): Promise<null>;
   negativeAcknowledge(message: NativeMessage): void;
   close(): Promise<unknown>;
   unsubscribe(): Promise<unknown>;
@@ -254,23 +254,33 @@ class NativeProducerAdapter implements PulsarProducer {
   }
 }
 
-/** A native message read once: property map as a plain object, id in the `(ledger,entry,partition,batch)` form. */
+/**
+ * A native message, each of its values read through the addon at most once: the property map (as a plain object),
+ * redelivery count and id are fetched on first use and kept, since every getter is a call into the addon that
+ * builds its value anew (the property map from the native map, the id as a new native object).
+ */
 export class NativeMessageAdapter implements PulsarMessage {
   private id?: PulsarMessageId;
+  private properties?: Record<string, string>;
+  private redeliveryCount?: number;
 
   constructor(readonly native: NativeMessage) {}
 
   getData(): Buffer {
+    // A new Buffer each call, as the addon gives it: the transport reads it once, and a handler that changes its
+    // copy cannot change what a retry copy carries.
     return this.native.getData();
   }
 
   getProperties(): Record<string, string> {
     // The native client returns an Array carrying the pairs as named members; each caller gets its own map.
-    return { ...this.native.getProperties() };
+    this.properties ??= Object.assign({}, this.native.getProperties());
+    return { ...this.properties };
   }
 
   getRedeliveryCount(): number {
-    return this.native.getRedeliveryCount();
+    this.redeliveryCount ??= this.native.getRedeliveryCount();
+    return this.redeliveryCount;
   }
 
   getMessageId(): PulsarMessageId {
@@ -315,7 +325,8 @@ class NativeConsumerAdapter implements PulsarConsumer {
   }
 
   acknowledge(message: PulsarMessage): Promise<null | void> {
-    return this.native.acknowledge(rawOf(message)).then(() => undefined);
+    // The addon's own promise (it resolves to null): no second promise per message.
+    return this.native.acknowledge(rawOf(message));
   }
 
   negativeAcknowledge(message: PulsarMessage): void {

@@ -54,6 +54,44 @@ describe('HandlerDeadlines memory', () => {
     // Settled out of order (concurrency): nothing stays queued, and the timer goes away with the last one.
     for (let i = settles.length - 1; i >= 0; i -= 2) settles[i]!();
     for (let i = 0; i < settles.length; i += 2) settles[i]!();
+    // The timer stays armed (unreferenced, so it holds no process open) and finds nothing when it fires.
+    jest.advanceTimersByTime(60_000);
     expect(jest.getTimerCount()).toBe(0);
+  });
+});
+
+describe('HandlerDeadlines timer work', () => {
+  it('arms no timer per handler when each settles before the next starts (concurrency 1)', () => {
+    const arm = jest.spyOn(globalThis, 'setTimeout');
+    const clear = jest.spyOn(globalThis, 'clearTimeout');
+    const deadlines = new HandlerDeadlines();
+    const expired: number[] = [];
+    for (let i = 0; i < 1000; i++) {
+      deadlines.add(60_000, () => expired.push(i))();
+      jest.advanceTimersByTime(10);
+    }
+    // One timer for the whole run: left armed as the queue empties, only re-armed when it fires.
+    expect(arm).toHaveBeenCalledTimes(1);
+    expect(clear).not.toHaveBeenCalled();
+    const hung = deadlines.add(60_000, () => expired.push(-1));
+    jest.advanceTimersByTime(60_000);
+    expect(expired).toEqual([-1]);
+    hung();
+    arm.mockRestore();
+    clear.mockRestore();
+  });
+
+  it('expires a deadline added after the queue emptied at its own time, not at the earlier timer', () => {
+    const deadlines = new HandlerDeadlines();
+    const expired: string[] = [];
+    deadlines.add(100, () => expired.push('settled'))();
+    jest.advanceTimersByTime(60);
+    deadlines.add(100, () => expired.push('late'));
+    jest.advanceTimersByTime(40); // the earlier timer fires at 100 and finds nothing due
+    expect(expired).toEqual([]);
+    jest.advanceTimersByTime(59);
+    expect(expired).toEqual([]);
+    jest.advanceTimersByTime(1); // 160
+    expect(expired).toEqual(['late']);
   });
 });

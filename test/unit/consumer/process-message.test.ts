@@ -45,6 +45,27 @@ describe('processMessage', () => {
     expect(event).toMatchObject({ action: 'ack', urn: 'urn:babel:orders:created', topic: 'orders' });
   });
 
+  it("reads the message id only when the event's messageId is read, and a copy of the event holds it as data", async () => {
+    const { ctx } = setup();
+    const message = valid();
+    const getMessageId = jest.spyOn(message, 'getMessageId');
+    const event = await processMessage(message, ctx);
+    // On the native client an id is a call into the addon and a new native object: an acknowledged delivery that
+    // nobody asks about never makes one.
+    expect(getMessageId).not.toHaveBeenCalled();
+    expect(event.messageId).toBe(message.id);
+    expect(event.messageId).toBe(message.id);
+    expect(getMessageId).toHaveBeenCalledTimes(1);
+    const copy = { ...event };
+    expect(Object.getOwnPropertyDescriptor(copy, 'messageId')).toMatchObject({ value: message.id, writable: true });
+    expect(JSON.parse(JSON.stringify(event))).toEqual({
+      topic: 'orders',
+      messageId: message.id,
+      urn: 'urn:babel:orders:created',
+      action: 'ack',
+    });
+  });
+
   it('writes the retry copy before acknowledging the original (53)', async () => {
     const { ctx, journal, retryProducer } = setup({ dispatch: async () => Promise.reject(new Error('nope')) });
     const event = await processMessage(valid(), ctx);

@@ -53,24 +53,106 @@ describe('TopicConsumer with a PushFeed', () => {
     expect(consumer.acked).toHaveLength(15);
   });
 
-  it('returns nothing to the client while a slot is free, and a promise only when it must wait', async () => {
+  it('returns nothing to the client while a slot is free or a few messages wait, and a promise past that', async () => {
     const releases: Array<() => void> = [];
     const { consumer, feed, intake } = pushed(2, () => new Promise<void>((r) => releases.push(r)));
     intake.start();
-    // The native client makes two native functions and parks its listener thread for any promise it is handed.
-    expect(feed.deliver(message())).toBeUndefined();
+    // The native client makes two native functions and parks its listener thread for any promise it is handed:
+    // two messages take the slots, 15 more wait here in order, the 16th waiting one makes the client wait.
+    for (let i = 0; i < 2 + 15; i++) expect(feed.deliver(message())).toBeUndefined();
+    expect(intake.heldCount).toBe(15);
     const full = feed.deliver(message());
     expect(full).toBeInstanceOf(Promise);
     let resumed = false;
     void full!.then(() => (resumed = true));
     await tick();
     expect(resumed).toBe(false);
-    releases.shift()!();
-    await tick();
+    expect(releases).toHaveLength(2); // never more than `concurrency` handlers
+    // The client pushes again once every waiting message has a slot.
+    while (intake.heldCount > 0) {
+      releases.shift()!();
+      await tick();
+    }
     expect(resumed).toBe(true);
-    releases.splice(0).forEach((release) => release());
-    while (consumer.acked.length < 2) await tick();
+    while (consumer.acked.length < 18) {
+      releases.splice(0).forEach((release) => release());
+      await tick();
+    }
     await intake.stop(1000);
+    expect(consumer.acked).toHaveLength(18);
+  });
+
+  it('hands the messages that waited for a slot to the handler in the order they came', async () => {
+    const order: number[] = [];
+    const consumer = new FakeConsumer();
+    const feed = new PushFeed();
+    const intake = new TopicConsumer({
+      topic: 'orders',
+      consumer,
+      retryProducer: new FakeProducer('orders'),
+      deadLetterProducer: new FakeProducer('orders.dlq'),
+      policy: { maxAttempts: 3 },
+      hasHandler: () => true,
+      dispatch: async (_urn, envelope) => {
+        order.push((envelope.data as { n: number }).n);
+        await tick(1);
+      },
+      hooks: {},
+      logger: quiet,
+      concurrency: 1,
+      feed,
+    });
+    intake.start();
+    for (let n = 0; n < 40; n++) {
+      const w = wire(envelopeOf('urn:babel:orders:created', { n }));
+      await feed.deliver(new FakeMessage(w.payload, w.properties));
+    }
+    while (consumer.acked.length < 40) await tick();
+    await intake.stop(1000);
+    expect(order).toEqual(Array.from({ length: 40 }, (_, n) => n));
+  });
+
+  it('handles no waiting message while paused, and the waiting ones first, in order, on resume', async () => {
+    const order: number[] = [];
+    const releases: Array<() => void> = [];
+    const consumer = new FakeConsumer();
+    const feed = new PushFeed();
+    const intake = new TopicConsumer({
+      topic: 'orders',
+      consumer,
+      retryProducer: new FakeProducer('orders'),
+      deadLetterProducer: new FakeProducer('orders.dlq'),
+      policy: { maxAttempts: 3 },
+      hasHandler: () => true,
+      dispatch: (_urn, envelope) => {
+        order.push((envelope.data as { n: number }).n);
+        return new Promise<void>((resolve) => releases.push(resolve));
+      },
+      hooks: {},
+      logger: quiet,
+      concurrency: 1,
+      feed,
+    });
+    intake.start();
+    const push = (n: number) => {
+      const w = wire(envelopeOf('urn:babel:orders:created', { n }));
+      return feed.deliver(new FakeMessage(w.payload, w.properties));
+    };
+    for (let n = 0; n < 4; n++) expect(push(n)).toBeUndefined(); // 0 runs, 1..3 wait for the slot
+    const paused = intake.pause();
+    releases.shift()!();
+    await paused;
+    expect(push(4)).toBeUndefined(); // pushed while paused: held behind the waiting ones
+    await tick(20);
+    expect(order).toEqual([0]);
+    expect(intake.heldCount).toBe(4);
+    intake.resume();
+    while (consumer.acked.length < 5) {
+      releases.splice(0).forEach((release) => release());
+      await tick();
+    }
+    await intake.stop(1000);
+    expect(order).toEqual([0, 1, 2, 3, 4]);
   });
 
   it('makes a message pushed before start() wait for it', async () => {
@@ -92,11 +174,14 @@ describe('TopicConsumer with a PushFeed', () => {
     let release: () => void = () => {};
     const { consumer, feed, intake } = pushed(1, () => new Promise<void>((r) => (release = r)));
     intake.start();
-    // Takes the only slot: the client is held until a slot frees.
+    // One takes the only slot, 15 wait for it, the next one holds the client until a slot frees.
+    for (let i = 0; i < 16; i++) expect(feed.deliver(message())).toBeUndefined();
     const waiting = feed.deliver(message());
+    expect(waiting).toBeInstanceOf(Promise);
     await tick();
     const stopped = intake.stop(1000);
     await waiting; // released by stop, not by a free slot
+    expect(intake.heldCount).toBe(0); // the waiting ones are left unacknowledged, for redelivery
     await feed.deliver(message()); // after stop: left unacknowledged
     release();
     await stopped;
