@@ -70,7 +70,9 @@ let close;
 if (kind === 'floor') {
   const consumer = await client.subscribe({
     ...subscription,
-    receiverQueueSize: 1000,
+    ...(process.env.BENCH_RECEIVER_QUEUE !== 'default' && {
+      receiverQueueSize: Number(process.env.BENCH_RECEIVER_QUEUE ?? 1000),
+    }),
     listener: (message, c) => {
       message.getData();
       message.getProperties();
@@ -114,7 +116,9 @@ if (kind === 'floor') {
     client: kind === 'native' ? client : new lib.PulsarWebSocketClient({ serviceUrl: 'http://127.0.0.1:8080' }),
     topics: topic,
     concurrency,
-    receiverQueueSize: 1000,
+    ...(process.env.BENCH_RECEIVER_QUEUE !== 'default' && {
+      receiverQueueSize: Number(process.env.BENCH_RECEIVER_QUEUE ?? 1000),
+    }),
     subscriptionInitialPosition: 'Earliest',
     subscription: 'bench',
     logger: { log() {}, warn() {}, error() {}, debug() {} },
