@@ -1,111 +1,21 @@
-import {
-  BabelNonRetriableError,
-  InvalidEnvelopeError,
-  SchemaVersionRejectedError,
-  UnknownUrnError,
-} from '../envelope/index.js';
+import { InvalidEnvelopeError, SchemaVersionRejectedError, UnknownUrnError } from '../envelope/index.js';
 import type { Envelope } from '../envelope/index.js';
-import type { PulsarConsumer, PulsarMessage, PulsarProducer, PulsarProducerMessage } from '../pulsar/client-types.js';
+import type { PulsarMessage } from '../pulsar/client-types.js';
 import { messageIdText } from '../pulsar/message-id.js';
 import { BQ } from '../pulsar/binding.js';
-import type { InboundMessage, OutboundCopy, Outcome, Settlement, SettlementPolicy } from './decision-types.js';
-import { asError, callHookSafely, type BabelQueueHooks, type ConsumerLogger, type DeadLetterWrite } from './hooks.js';
-import { withHandlerTimeout, type HandlerDeadlines } from './handler-timeout.js';
+import type { InboundMessage, Outcome, Settlement, SettlementPolicy } from './decision-types.js';
+import { asError, callHookSafely } from './hooks.js';
+import { withHandlerTimeout } from './handler-timeout.js';
 import { inspect } from './inspect.js';
-import type { NackCount } from './nack-count.js';
-import { bareRecord, bodyOmittedRecord, isTooBig } from './oversize.js';
-import { deadLetterLine, failureLevel, failureLine, failureOutcomeOf, unreachable } from './diagnostics.js';
-import type { OutcomeLine, OutcomeLineTaps } from './outcome-lines.js';
-import type { RetryPolicy } from './retry-delay.js';
+import { deadLetterLine, failureLevel, failureLine, failureOutcomeOf } from './diagnostics.js';
+import type { OutcomeLine } from './outcome-lines.js';
 import { countedAttempt, decideSettlement } from './settle.js';
 import { outcomeOfRequest, RequestedSettlement, SettleRequests } from './settle-request.js';
 import { escapeControls, indentedBlock, quoted } from '../text/untrusted-text.js';
-import {
-  errorReply,
-  replyMessage,
-  replyRequestOf,
-  type ReplyBody,
-  type ReplyRequest,
-} from '../pulsar/reply-binding.js';
-
-/**
- * Runs the handler for a URN; rejects when the handler fails, else resolves to what it returned (the reply to a
- * request). `requests` takes what the handler asks for (`ctx.retry()`, `ctx.deadLetter()`): it decides the
- * settlement however the handler ends.
- */
-export type Dispatcher = (
-  urn: string,
-  envelope: Envelope,
-  message: PulsarMessage,
-  requests: SettleRequests,
-) => Promise<unknown>;
-
-/** Publishes a reply to a request on the reply topic the request names. */
-export type ReplySender = (topic: string, message: PulsarProducerMessage) => Promise<void>;
-
-export interface ProcessorContext {
-  topic: string;
-  consumer: PulsarConsumer;
-  retryProducer: PulsarProducer | null;
-  deadLetterProducer: PulsarProducer | null;
-  policy: Omit<SettlementPolicy, 'now' | 'deadLetter' | 'retryBy' | 'jitterSample'>;
-  /** A handler's own `maxAttempts` / `retryPolicy`, which win over `policy` for its URN. */
-  handlerPolicy?: (urn: string) => HandlerPolicy | undefined;
-  /** Whether a failure of the URN's handler may be retried; default: anything but a BabelNonRetriableError. */
-  isRetriable?: (error: unknown, urn: string) => boolean;
-  /** Why `ctx.retry({ delayMs })` cannot be honoured on this consumer (see delayedRetryRefusal); absent = it can. */
-  delayedRetryRefusal?: string | null;
-  /** Draws the jitter sample in [0, 1); default Math.random. */
-  random?: () => number;
-  hasHandler(urn: string): boolean;
-  dispatch: Dispatcher;
-  hooks: BabelQueueHooks;
-  logger: ConsumerLogger;
-  now?: () => number;
-  /** Time-out of the URN's handler, ms; 0 or absent = none. */
-  handlerTimeoutMs?: (urn: string) => number;
-  /** The consumer's handler time-outs (one timer per time-out length); without it, a timer per message. */
-  deadlines?: HandlerDeadlines;
-  /** A failure's stack on its log line; otherwise the line alone (the stack is not logged). */
-  logStackTraces?: boolean;
-  /** May take a delivery's failure and dead-letter lines instead of the log (the testing kit). */
-  outcomeLines?: OutcomeLineTaps;
-  /** A handler passed its time-out and still runs; `stillRunning` settles when it finally ends. */
-  onHandlerOverdue?: (urn: string, timeoutMs: number, stillRunning: Promise<void>) => void;
-  /** True the first time `key` is reported (bounded memory); repeats are logged at debug level. */
-  firstReport?: (key: string) => boolean;
-  /** Sends the replies of requests (docs/contract.md#requests-and-replies); absent = requests get no reply. */
-  reply?: ReplySender;
-  /** With retry by nack: the consumer's own count of each message's deliveries (see NackCount). */
-  nackCount?: NackCount;
-}
-
-/** Per-handler settlement settings (from `@BabelHandler(urn, { maxAttempts, retryPolicy })`). */
-export interface HandlerPolicy {
-  maxAttempts?: number;
-  retryPolicy?: RetryPolicy;
-}
-
-/** The default classification: only an explicit BabelNonRetriableError skips the retries. */
-export function isRetriableByDefault(error: unknown): boolean {
-  return !(error instanceof BabelNonRetriableError);
-}
-
-/** What happened to one delivery; emitted as the server's `settled` event. */
-export interface SettledEvent {
-  topic: string;
-  messageId: string;
-  urn: string | null;
-  action: Settlement['action'] | 'ack-failed';
-  reason?: string;
-  attempt?: number;
-  /** False when writing the replacement failed and the original was negatively acknowledged instead. */
-  written?: boolean;
-  /** Where the dead-letter record was written. */
-  deadLetterTopic?: string;
-  /** The dead-letter record was too big and was written without the original body. */
-  bodyOmitted?: boolean;
-}
+import { errorReply, replyRequestOf, type ReplyBody } from '../pulsar/reply-binding.js';
+import { isRetriableByDefault, settledEvent, type ProcessorContext, type SettledEvent } from './processor-context.js';
+import { replyOf, sendReply } from './request-replies.js';
+import { carryOut } from './settlement-io.js';
 
 /**
  * The thin I/O layer around the pure decision functions: inspect, run the handler, decide, then
@@ -227,62 +137,6 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
   return event;
 }
 
-/** The reply message, continuing the request's trace. */
-function replyOf(
-  urn: string,
-  request: ReplyRequest,
-  body: ReplyBody,
-  envelope: Envelope | Record<string, never>,
-): PulsarProducerMessage {
-  const traceId = (envelope as { trace_id?: unknown }).trace_id;
-  return replyMessage(urn, request, body, typeof traceId === 'string' && traceId !== '' ? traceId : undefined);
-}
-
-/** Sends a reply; the error that says why when it could not be written, else null. */
-async function sendReply(
-  ctx: ProcessorContext,
-  request: ReplyRequest,
-  reply: PulsarProducerMessage,
-): Promise<Error | null> {
-  try {
-    await ctx.reply!(request.to, reply);
-    return null;
-  } catch (error) {
-    return new Error(`could not write the reply to ${request.to}: ${asError(error).message}`, { cause: error });
-  }
-}
-
-/**
- * The delivery's event, its message id text made on first read: the id is a call into the native addon that
- * builds a new native object, which most deliveries (acknowledged, no `settled` listener) never need. Whoever
- * hands the event on copies it (`{ ...event }`), which reads the id into a plain field.
- */
-function settledEvent(
-  topic: string,
-  message: PulsarMessage,
-  urn: string | null,
-  action: SettledEvent['action'],
-): SettledEvent {
-  let source: PulsarMessage | null = message;
-  let messageId = '';
-  return {
-    topic,
-    get messageId(): string {
-      if (source !== null) {
-        messageId = messageIdText(source.getMessageId());
-        source = null;
-      }
-      return messageId;
-    },
-    set messageId(text: string) {
-      messageId = text;
-      source = null;
-    },
-    urn,
-    action,
-  };
-}
-
 /** Writes a delivery's own line to the log, unless a tap (the testing kit) takes it. */
 function logOutcome(ctx: ProcessorContext, message: PulsarMessage, level: OutcomeLine['level'], text: string): void {
   const babelMessageId = message.getProperties()[BQ.messageId] ?? '';
@@ -378,146 +232,5 @@ async function runHandler(
     return { kind: 'handled', result };
   } catch (error) {
     return { kind: 'failed', reason: 'failed', error };
-  }
-}
-
-/** What the hooks hear of a settlement, once its lines are logged. */
-interface CarriedOut {
-  /** The dead-letter record written (onDeadLetter). */
-  deadLetter: DeadLetterWrite | null;
-  /** The retry copy or dead-letter record that could not be written (onError). */
-  writeFailure: Error | null;
-}
-
-const NOTHING_TO_REPORT: CarriedOut = { deadLetter: null, writeFailure: null };
-
-async function carryOut(
-  settlement: Settlement,
-  message: PulsarMessage,
-  ctx: ProcessorContext,
-  event: SettledEvent,
-): Promise<CarriedOut> {
-  switch (settlement.action) {
-    case 'ack':
-      if (settlement.warning) ctx.logger.warn(escapeControls(settlement.warning));
-      await acknowledge(message, ctx, event);
-      return NOTHING_TO_REPORT;
-    case 'drop':
-      // Logged by the failure line (outcome dropped), which carries the same facts.
-      await acknowledge(message, ctx, event);
-      return NOTHING_TO_REPORT;
-    case 'nack':
-      event.reason = settlement.why;
-      ctx.consumer.negativeAcknowledge(message);
-      return NOTHING_TO_REPORT;
-    case 'retry':
-    case 'dead-letter': {
-      const isRetry = settlement.action === 'retry';
-      const producer = isRetry ? ctx.retryProducer! : ctx.deadLetterProducer!;
-      if (isRetry) event.attempt = settlement.attempt;
-      else event.reason = settlement.reason;
-      let written: OutboundCopy;
-      try {
-        // The keys travel with the copy, so it lands on its original's partition and Key_Shared hands it to
-        // the consumer that owns the key.
-        written = isRetry
-          ? await send(producer, settlement.copy, keysOf(message))
-          : await writeDeadLetter(producer, settlement, message, ctx, event);
-      } catch (error) {
-        // Never acknowledge what was not replaced (docs/contract.md#settlement): the broker redelivers it.
-        event.written = false;
-        const where = isRetry ? 'retry copy to' : 'dead-letter record to';
-        const failure = new Error(`could not write the ${where} ${producer.getTopic()}: ${asError(error).message}`, {
-          cause: error,
-        });
-        // A write refused once is usually refused on every redelivery (a missing permission, a full disk):
-        // reported at error level once per message and target, repeats at debug.
-        const first = ctx.firstReport?.(`${producer.getTopic()} ${event.messageId}`) ?? true;
-        const line = `${failure.message} (message ${event.messageId} on ${ctx.topic} was negatively acknowledged and stays on the broker until the write succeeds${first ? '; repeats for this message are logged at debug level' : ''})`;
-        if (first) ctx.logger.error(line);
-        else ctx.logger.debug?.(line);
-        ctx.consumer.negativeAcknowledge(message);
-        return { deadLetter: null, writeFailure: failure };
-      }
-      event.written = true;
-      let deadLetter: DeadLetterWrite | null = null;
-      if (settlement.action === 'dead-letter') {
-        deadLetter = { reason: settlement.reason, topic: producer.getTopic(), ...written };
-        event.deadLetterTopic = producer.getTopic();
-      }
-      await acknowledge(message, ctx, event);
-      return { deadLetter, writeFailure: null };
-    }
-    default:
-      return unreachable(settlement);
-  }
-}
-
-async function send(
-  producer: PulsarProducer,
-  copy: OutboundCopy,
-  keys: Pick<PulsarProducerMessage, 'partitionKey' | 'orderingKey'>,
-): Promise<OutboundCopy> {
-  // Without a retry policy the copy has no delivery time and is due at once; with one it carries the absolute
-  // time (docs/contract.md#delays), honoured by the broker on Shared and Key_Shared subscriptions.
-  await producer.send({
-    data: copy.data,
-    properties: copy.properties,
-    ...(copy.deliverAt !== undefined && { deliverAt: copy.deliverAt }),
-    ...keys,
-  });
-  return copy;
-}
-
-/**
- * Writes the dead-letter record. A record refused as too big is refused forever, so instead of looping
- * (negative acknowledgement, redelivery, refusal…) it is written without the body, then, if still too big,
- * as a bare record of properties; the original message id and size say where the body is.
- */
-async function writeDeadLetter(
-  producer: PulsarProducer,
-  settlement: Extract<Settlement, { action: 'dead-letter' }>,
-  message: PulsarMessage,
-  ctx: ProcessorContext,
-  event: SettledEvent,
-): Promise<OutboundCopy> {
-  const keys = keysOf(message);
-  try {
-    return await send(producer, settlement.record, keys);
-  } catch (error) {
-    if (!isTooBig(error)) throw error;
-  }
-  const original = { size: message.getData().length, messageId: messageIdText(message.getMessageId()) };
-  const slim = bodyOmittedRecord(settlement.reason, settlement.record, original);
-  let written: OutboundCopy;
-  try {
-    written = await send(producer, slim, keys);
-  } catch (error) {
-    if (!isTooBig(error)) throw error;
-    written = await send(producer, bareRecord(slim), keys);
-  }
-  event.bodyOmitted = true;
-  ctx.logger.warn(
-    `dead-letter record for message ${original.messageId} on ${ctx.topic} (${settlement.reason}) was too big to ` +
-      `write; written to ${producer.getTopic()} without its body (${original.size} bytes): read the original ` +
-      'from the topic by that message id while retention keeps it',
-  );
-  return written;
-}
-
-/** The routing keys of a delivery, for its retry copy or dead-letter record (empty keys are left out). */
-function keysOf(message: PulsarMessage): Pick<PulsarProducerMessage, 'partitionKey' | 'orderingKey'> {
-  const partitionKey = message.getPartitionKey();
-  const orderingKey = message.getOrderingKey?.() ?? '';
-  return { ...(partitionKey && { partitionKey }), ...(orderingKey && { orderingKey }) };
-}
-
-async function acknowledge(message: PulsarMessage, ctx: ProcessorContext, event: SettledEvent): Promise<void> {
-  try {
-    await ctx.consumer.acknowledge(message);
-  } catch (error) {
-    // The broker redelivers an unacknowledged message, so this costs a duplicate, never a loss.
-    event.action = 'ack-failed';
-    ctx.logger.warn(`acknowledge failed on ${ctx.topic} (the message will be redelivered): ${asError(error).message}`);
   }
 }

@@ -3,7 +3,8 @@ import { isReceiveTimeout } from '../pulsar/receive-timeout.js';
 import { HandlerDeadlines } from './handler-timeout.js';
 import { NackCount } from './nack-count.js';
 import { asError } from './hooks.js';
-import { processMessage, type ProcessorContext, type SettledEvent } from './process-message.js';
+import { processMessage } from './process-message.js';
+import type { ProcessorContext, SettledEvent } from './processor-context.js';
 import type { PushFeed, PushResult } from './push-feed.js';
 
 export interface TopicConsumerOptions extends Omit<

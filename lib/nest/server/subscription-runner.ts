@@ -1,5 +1,5 @@
 import { TopicConsumer, type BabelQueueHooks, type ConsumerLogger, type SettledEvent } from '../../consumer/index.js';
-import type { Dispatcher, ReplySender } from '../../consumer/process-message.js';
+import type { Dispatcher, ReplySender } from '../../consumer/processor-context.js';
 import type { OutcomeLineTaps } from '../../consumer/outcome-lines.js';
 import { canPush, PushFeed } from '../../consumer/push-feed.js';
 import type {

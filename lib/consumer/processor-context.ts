@@ -1,0 +1,122 @@
+// What the settlement of one delivery works with (the consumer's context) and what it reports (the settled event).
+import { BabelNonRetriableError } from '../envelope/index.js';
+import type { Envelope } from '../envelope/index.js';
+import type { PulsarConsumer, PulsarMessage, PulsarProducer, PulsarProducerMessage } from '../pulsar/client-types.js';
+import { messageIdText } from '../pulsar/message-id.js';
+import type { Settlement, SettlementPolicy } from './decision-types.js';
+import type { BabelQueueHooks, ConsumerLogger } from './hooks.js';
+import type { HandlerDeadlines } from './handler-timeout.js';
+import type { NackCount } from './nack-count.js';
+import type { OutcomeLineTaps } from './outcome-lines.js';
+import type { RetryPolicy } from './retry-delay.js';
+import type { SettleRequests } from './settle-request.js';
+
+/**
+ * Runs the handler for a URN; rejects when the handler fails, else resolves to what it returned (the reply to a
+ * request). `requests` takes what the handler asks for (`ctx.retry()`, `ctx.deadLetter()`): it decides the
+ * settlement however the handler ends.
+ */
+export type Dispatcher = (
+  urn: string,
+  envelope: Envelope,
+  message: PulsarMessage,
+  requests: SettleRequests,
+) => Promise<unknown>;
+
+/** Publishes a reply to a request on the reply topic the request names. */
+export type ReplySender = (topic: string, message: PulsarProducerMessage) => Promise<void>;
+
+export interface ProcessorContext {
+  topic: string;
+  consumer: PulsarConsumer;
+  retryProducer: PulsarProducer | null;
+  deadLetterProducer: PulsarProducer | null;
+  policy: Omit<SettlementPolicy, 'now' | 'deadLetter' | 'retryBy' | 'jitterSample'>;
+  /** A handler's own `maxAttempts` / `retryPolicy`, which win over `policy` for its URN. */
+  handlerPolicy?: (urn: string) => HandlerPolicy | undefined;
+  /** Whether a failure of the URN's handler may be retried; default: anything but a BabelNonRetriableError. */
+  isRetriable?: (error: unknown, urn: string) => boolean;
+  /** Why `ctx.retry({ delayMs })` cannot be honoured on this consumer (see delayedRetryRefusal); absent = it can. */
+  delayedRetryRefusal?: string | null;
+  /** Draws the jitter sample in [0, 1); default Math.random. */
+  random?: () => number;
+  hasHandler(urn: string): boolean;
+  dispatch: Dispatcher;
+  hooks: BabelQueueHooks;
+  logger: ConsumerLogger;
+  now?: () => number;
+  /** Time-out of the URN's handler, ms; 0 or absent = none. */
+  handlerTimeoutMs?: (urn: string) => number;
+  /** The consumer's handler time-outs (one timer per time-out length); without it, a timer per message. */
+  deadlines?: HandlerDeadlines;
+  /** A failure's stack on its log line; otherwise the line alone (the stack is not logged). */
+  logStackTraces?: boolean;
+  /** May take a delivery's failure and dead-letter lines instead of the log (the testing kit). */
+  outcomeLines?: OutcomeLineTaps;
+  /** A handler passed its time-out and still runs; `stillRunning` settles when it finally ends. */
+  onHandlerOverdue?: (urn: string, timeoutMs: number, stillRunning: Promise<void>) => void;
+  /** True the first time `key` is reported (bounded memory); repeats are logged at debug level. */
+  firstReport?: (key: string) => boolean;
+  /** Sends the replies of requests (docs/contract.md#requests-and-replies); absent = requests get no reply. */
+  reply?: ReplySender;
+  /** With retry by nack: the consumer's own count of each message's deliveries (see NackCount). */
+  nackCount?: NackCount;
+}
+
+/** Per-handler settlement settings (from `@BabelHandler(urn, { maxAttempts, retryPolicy })`). */
+export interface HandlerPolicy {
+  maxAttempts?: number;
+  retryPolicy?: RetryPolicy;
+}
+
+/** The default classification: only an explicit BabelNonRetriableError skips the retries. */
+export function isRetriableByDefault(error: unknown): boolean {
+  return !(error instanceof BabelNonRetriableError);
+}
+
+/** What happened to one delivery; emitted as the server's `settled` event. */
+export interface SettledEvent {
+  topic: string;
+  messageId: string;
+  urn: string | null;
+  action: Settlement['action'] | 'ack-failed';
+  reason?: string;
+  attempt?: number;
+  /** False when writing the replacement failed and the original was negatively acknowledged instead. */
+  written?: boolean;
+  /** Where the dead-letter record was written. */
+  deadLetterTopic?: string;
+  /** The dead-letter record was too big and was written without the original body. */
+  bodyOmitted?: boolean;
+}
+
+/**
+ * The delivery's event, its message id text made on first read: the id is a call into the native addon that
+ * builds a new native object, which most deliveries (acknowledged, no `settled` listener) never need. Whoever
+ * hands the event on copies it (`{ ...event }`), which reads the id into a plain field.
+ */
+export function settledEvent(
+  topic: string,
+  message: PulsarMessage,
+  urn: string | null,
+  action: SettledEvent['action'],
+): SettledEvent {
+  let source: PulsarMessage | null = message;
+  let messageId = '';
+  return {
+    topic,
+    get messageId(): string {
+      if (source !== null) {
+        messageId = messageIdText(source.getMessageId());
+        source = null;
+      }
+      return messageId;
+    },
+    set messageId(text: string) {
+      messageId = text;
+      source = null;
+    },
+    urn,
+    action,
+  };
+}
