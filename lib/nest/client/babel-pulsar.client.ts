@@ -1,34 +1,32 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { ClientProxy, type ReadPacket, type WritePacket } from '@nestjs/microservices';
 import { EventEmitter } from 'node:events';
-import { randomUUID } from 'node:crypto';
 import { Observable } from 'rxjs';
-import { BabelQueueError, EnvelopeCodec, bareTopicName } from '../../envelope/index.js';
-import { isMessageData as isData, lossyDataProblem, urnProblem } from '../../envelope/producer-checks.js';
-import { BQ, isBlankProperty, pulsarProperties } from '../../pulsar/binding.js';
+import { BabelQueueError } from '../../envelope/index.js';
+import { isMessageData as isData } from '../../envelope/producer-checks.js';
 import { clientKindFor, createPulsarClient } from '../../pulsar/client-factory.js';
 import type { ProducerOptionsSettings } from '../../pulsar/client-options.js';
 import { checkedProducerSettings } from './producer-settings.js';
-import type { PulsarClientLike, PulsarProducerMessage } from '../../pulsar/client-types.js';
-import { loadOpenTelemetry, startPublishSpan, type PublishTrace } from '../../otel/tracing.js';
+import type { PulsarClientLike } from '../../pulsar/client-types.js';
+import { loadOpenTelemetry, startPublishSpan } from '../../otel/tracing.js';
 import { BabelProducerPool, type PooledProducerState } from './producer-pool.js';
 import type { ProducerSource } from '../server/server-options.js';
 import { PublishError } from './publish-error.js';
-import { BQ_REPLY } from '../../pulsar/reply-binding.js';
-import { parseTopic } from '../../pulsar/websocket/topic.js';
-import { ReplyInbox, replyTopicName, type ReplyInboxStats } from './reply-inbox.js';
-import { RequestFailedError, RequestTimeoutError } from '../../envelope/request-errors.js';
+import { ReplyInbox, replyNamespaceOf, replyTopicName, type ReplyInboxStats } from './reply-inbox.js';
+import { requestReply, type RequestOptions } from './request.js';
 import { publishPayload } from '../../schema/message-payload.js';
-import { checkPayloadSchema, type PayloadSchema } from '../../schema/payload-schema.js';
+import { checkPayloadSchema } from '../../schema/payload-schema.js';
 import { isUrnContract, type UrnContract } from '../../schema/urn-contract.js';
-import { errorText } from '../../envelope/error-text.js';
 import { resolveOptions, type OptionsInput } from '../../options/option-table.js';
-import { checkTimeout, checkTopic, clientOptionTable, describe, raiseClientError } from './client-options.js';
+import { checkTimeout, clientOptionTable, describe, raiseClientError } from './client-options.js';
 
 /** The options of `new BabelPulsarClient(options)`. */
 export type BabelPulsarClientOptions = OptionsInput<typeof clientOptionTable>;
 
 export { DEFAULT_PUBLISH_TIMEOUT_MS } from './client-options.js';
+export type { RequestOptions } from './request.js';
+export type { PublishOptions } from './publish-message.js';
+import { preparePublish, type PublishOptions } from './publish-message.js';
 
 /** The client kind a service URL selects; undefined for a URL that connect() will refuse with its own error. */
 function kindOf(serviceUrl: string | undefined): string | undefined {
@@ -37,40 +35,6 @@ function kindOf(serviceUrl: string | undefined): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-export interface PublishOptions {
-  /** Topic to publish to; defaults to the client's topic. `meta.queue` is its bare name. */
-  topic?: string;
-  /**
-   * Continue this trace (`trace_id` and `bq-trace-id`); the publish span is placed in it too (linked to the active
-   * span, if any), so `traceparent` names the same trace. When absent or blank: the active OpenTelemetry span's
-   * trace id as a UUID if a span is active (and tracing is on), else a new UUID.
-   */
-  traceId?: string;
-  /**
-   * The envelope's `meta.id` (and `bq-message-id`); a new UUID when absent. Pass the `messageId` of a
-   * PublishError to retry a publish that may have been stored, so consumers can deduplicate by id.
-   */
-  id?: string;
-  /** Delivery delay in ms: native delivery at now + delay and `bq-delay`. 0 or absent: no delay. */
-  delay?: number;
-  /**
-   * Partition key: on a partitioned topic it picks the partition (the same one whichever client publishes),
-   * on Key_Shared the consumer; messages of one key keep their order. Retry copies and dead-letter records keep it.
-   */
-  key?: string;
-  /** Key_Shared routes on this instead of `key` (which still picks the partition). Native client only. */
-  orderingKey?: string;
-  /** Extra Pulsar properties (e.g. `traceparent`). Blank keys or values are dropped; the `bq-*` properties win. */
-  headers?: Record<string, string | undefined>;
-  /** How long this publish waits for the broker; default the client's `publishTimeoutMs` (10000 ms). */
-  timeoutMs?: number;
-  /**
-   * Validate `data` against this JSON Schema before sending (InvalidPayloadError, nothing sent) and encrypt its
-   * `x-gdpr-sensitive` fields. Default: the contract's schema when publishing through a contract (defineUrn).
-   */
-  schema?: PayloadSchema;
 }
 
 export type BabelClientStatus = 'connected' | 'disconnected' | 'closed';
@@ -84,12 +48,6 @@ export type BabelClientEvents = {
 const PACKET_UNSUPPORTED =
   "BabelPulsarClient does not take Nest's packet form of publish(): use send(urn, data) for a request, " +
   'emit(urn, data) or publish(urn, data, options) for a one-way message';
-
-/** The options of `send(urn, data, options)`: those of a publish, with `timeoutMs` the wait for the reply. */
-export interface RequestOptions extends Omit<PublishOptions, 'timeoutMs'> {
-  /** How long to wait for the reply; default the client's `requestTimeoutMs` (30000 ms). */
-  timeoutMs?: number;
-}
 
 /**
  * Publishes BabelQueue envelopes to Pulsar. A Nest ClientProxy: `emit(urn, data)` publishes to the default
@@ -159,7 +117,7 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     this.tracing = telemetry.tracing;
     this.publishTimeoutMs = publishTimeoutMs;
     this.requestTimeoutMs = requestTimeoutMs;
-    this.replyNamespace = replyNamespace ?? namespaceOf(topic);
+    this.replyNamespace = replyNamespace ?? replyNamespaceOf(topic);
     this.client = client;
     this.events.on('error', () => undefined); // an 'error' without listeners must not throw
     this.initializeSerializer({});
@@ -229,47 +187,17 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     data: TInput,
     options?: RequestOptions,
   ): Observable<TResult> {
-    return new Observable<TResult>((subscriber) => {
-      let stopWaiting = (): void => undefined;
-      let timer: NodeJS.Timeout | undefined;
-      const end = () => {
-        clearTimeout(timer);
-        stopWaiting();
-      };
-      const fail = (error: unknown) => {
-        end();
-        subscriber.error(error);
-      };
-      const request = async () => {
-        this.assertOpen();
-        const { urn, options: given } = requestArguments(pattern, options);
-        const timeoutMs = given.timeoutMs === undefined ? this.requestTimeoutMs : checkRequestTimeout(given.timeoutMs);
-        const inbox = this.replies();
-        await inbox.open();
-        if (subscriber.closed) return;
-        const id = given.id ?? randomUUID();
-        const correlationId = randomUUID();
-        stopWaiting = inbox.expect(correlationId, (body) => {
-          end();
-          if (body.status === 'error') {
-            subscriber.error(new RequestFailedError(body.error.message, body.error.class, urn, id));
-            return;
-          }
-          if (body.result !== undefined) subscriber.next(body.result as TResult);
-          subscriber.complete();
-        });
-        timer = setTimeout(() => fail(new RequestTimeoutError(urn, id, timeoutMs)), timeoutMs);
-        const { timeoutMs: _wait, ...publish } = given;
-        const headers = {
-          ...publish.headers,
-          [BQ_REPLY.replyTo]: inbox.topic,
-          [BQ_REPLY.correlationId]: correlationId,
-        };
-        await this.track(this.publishEnvelope(urn, data, { ...publish, id, headers }));
-      };
-      request().catch(fail);
-      return end;
-    });
+    return requestReply<TResult>(
+      {
+        assertOpen: () => this.assertOpen(),
+        inbox: () => this.replies(),
+        defaultTimeoutMs: this.requestTimeoutMs,
+        publish: (urn, given, publish) => this.track(this.publishEnvelope(urn, given, publish)),
+      },
+      pattern,
+      data,
+      options,
+    );
   }
 
   /** What this client's reply inbox counted (replies delivered, late replies dropped, calls waiting). */
@@ -357,9 +285,9 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
       this.tracing && typeof urn === 'string' && urn.trim() !== '' && typeof topicName === 'string' && isData(data)
         ? startPublishSpan(urn, topicName, options?.traceId)
         : undefined;
-    let prepared: ReturnType<BabelPulsarClient['prepare']>;
+    let prepared: ReturnType<typeof preparePublish>;
     try {
-      prepared = this.prepare(urn, data, options, trace);
+      prepared = preparePublish(this.defaultTopic, urn, data, options, trace);
     } catch (error) {
       trace?.end(undefined, error);
       throw error;
@@ -430,70 +358,6 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
   }
 
   /** Everything that can be checked before anything is sent. */
-  private prepare(
-    urn: unknown,
-    data: unknown,
-    options: PublishOptions,
-    trace?: PublishTrace,
-  ): { topic: string; message: PulsarProducerMessage; id: string } {
-    if (typeof urn !== 'string' || urn.trim() === '') {
-      throw new BabelQueueError(
-        `publish needs a non-blank URN (e.g. "urn:babel:orders:created"), got ${describe(urn)}`,
-      );
-    }
-    if (!isData(data)) {
-      throw new BabelQueueError(`publish data must be a plain object (use {} for no data), got ${describe(data)}`);
-    }
-    const refused = urnProblem(urn) ?? lossyDataProblem(data);
-    if (refused) throw new BabelQueueError(`publish refused, nothing sent: ${refused}`);
-    if (options === null || typeof options !== 'object') throw new BabelQueueError('publish options must be an object');
-    const topic = options.topic === undefined ? this.defaultTopic : checkTopic(options.topic, 'options.topic');
-    if (topic === undefined) {
-      throw new BabelQueueError('publish needs a topic: pass { topic } or configure a default topic on the client');
-    }
-    if (options.traceId !== undefined && typeof options.traceId !== 'string') {
-      throw new BabelQueueError(`options.traceId must be a string, got ${describe(options.traceId)}`);
-    }
-    if (options.id !== undefined && (typeof options.id !== 'string' || options.id.trim() === '')) {
-      throw new BabelQueueError(`options.id must be a non-blank string, got ${describe(options.id)}`);
-    }
-    const delay = checkDelay(options.delay);
-    for (const name of ['key', 'orderingKey'] as const) {
-      if (options[name] !== undefined && typeof options[name] !== 'string') {
-        throw new BabelQueueError(`options.${name} must be a string, got ${describe(options[name])}`);
-      }
-    }
-    const headers = checkHeaders(options.headers);
-
-    // Under an active span and without a trace id of its own, the envelope continues the span's trace (as the
-    // other SDKs' OTel publish does), so consumers that ignore traceparent still land in the same trace.
-    const traceId = options.traceId !== undefined && options.traceId.trim() !== '' ? options.traceId : trace?.traceId;
-    const envelope = EnvelopeCodec.make(urn, data, {
-      queue: bareTopicName(topic),
-      ...(traceId !== undefined && { traceId }),
-      ...(options.id !== undefined && { id: options.id }),
-    });
-    let payload: Buffer;
-    try {
-      payload = EnvelopeCodec.encodeToBuffer(envelope);
-    } catch (error) {
-      if (error instanceof BabelQueueError) throw error;
-      throw new BabelQueueError(`publish data cannot be encoded as JSON: ${errorText(error)}`, {
-        cause: error,
-      });
-    }
-    // traceparent / tracestate ride as transport properties, never in the envelope; the caller's headers win.
-    const properties: Record<string, string> = { ...trace?.headers, ...headers, ...pulsarProperties(envelope) };
-    const message: PulsarProducerMessage = { data: payload, properties };
-    if (delay > 0) {
-      properties[BQ.delay] = String(delay);
-      message.deliverAt = Date.now() + delay;
-    }
-    if (options.key) message.partitionKey = options.key;
-    if (options.orderingKey) message.orderingKey = options.orderingKey;
-    return { topic, message, id: envelope.meta.id };
-  }
-
   private replies(): ReplyInbox {
     this.inbox ??= new ReplyInbox(replyTopicName(this.replyNamespace), () => this.ensureClient(), this.logger);
     return this.inbox;
@@ -549,62 +413,4 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     promise.then(forget, forget);
     return promise;
   }
-}
-
-/** The namespace of a topic (`tenant/namespace`); `public/default` without one. */
-function namespaceOf(topic: string | undefined): string {
-  if (topic === undefined) return 'public/default';
-  const { tenant, namespace } = parseTopic(topic);
-  return `${tenant}/${namespace}`;
-}
-
-/** send()'s URN and options, from a URN or a contract (whose schema the request is validated against). */
-function requestArguments(
-  pattern: unknown,
-  options: RequestOptions | undefined,
-): { urn: string; options: RequestOptions } {
-  if (options !== undefined && (options === null || typeof options !== 'object'))
-    throw new BabelQueueError('send options must be an object');
-  if (isUrnContract(pattern)) {
-    const schema = options?.schema ?? pattern.schema;
-    return { urn: pattern.urn, options: { ...options, ...(schema !== undefined && { schema }) } };
-  }
-  if (typeof pattern !== 'string' || pattern.trim() === '')
-    throw new BabelQueueError(`send() takes a URN string (or a contract) as its pattern, got ${describe(pattern)}`);
-  return { urn: pattern, options: options ?? {} };
-}
-
-function checkRequestTimeout(value: unknown): number {
-  const checked = checkTimeout(value, 'options.timeoutMs');
-  if (checked === 0) throw new BabelQueueError('options.timeoutMs of send() must be above 0');
-  return checked;
-}
-
-/** Whole milliseconds, rounded up so that any positive delay delays. */
-function checkDelay(delay: unknown): number {
-  if (delay === undefined) return 0;
-  if (typeof delay !== 'number' || !Number.isFinite(delay) || delay < 0) {
-    throw new BabelQueueError(`options.delay must be a finite number of milliseconds >= 0, got ${describe(delay)}`);
-  }
-  return Math.ceil(delay);
-}
-
-function checkHeaders(headers: unknown): Record<string, string> {
-  if (headers === undefined || headers === null) return {};
-  if (typeof headers !== 'object' || Array.isArray(headers)) {
-    throw new BabelQueueError(`options.headers must be an object of string values, got ${describe(headers)}`);
-  }
-  const kept: Record<string, string> = {};
-  for (const [key, value] of Object.entries(headers as Record<string, unknown>)) {
-    if (value === undefined || value === null) continue;
-    if (typeof value !== 'string') {
-      throw new BabelQueueError(
-        `header ${JSON.stringify(key)} must be a string (Pulsar properties are strings), got ${describe(value)}`,
-      );
-    }
-    // bq-delay mirrors the native delay (docs/contract.md#delays), so only the delay option sets it.
-    if (isBlankProperty(key) || isBlankProperty(value) || key === BQ.delay) continue;
-    Object.defineProperty(kept, key, { value, enumerable: true, writable: true, configurable: true });
-  }
-  return kept;
 }

@@ -22,6 +22,13 @@ export function replyTopicName(namespace: string): string {
   return `persistent://${tenant}/${ns}/bq-replies-${randomUUID()}`;
 }
 
+/** The namespace of a topic (`tenant/namespace`); `public/default` without one. */
+export function replyNamespaceOf(topic: string | undefined): string {
+  if (topic === undefined) return 'public/default';
+  const { tenant, namespace } = parseTopic(topic);
+  return `${tenant}/${namespace}`;
+}
+
 /** What the inbox counted since it opened. */
 export interface ReplyInboxStats {
   /** Calls waiting for their reply. */
