@@ -135,11 +135,15 @@ describe('BabelPulsarClient (live broker)', () => {
     expect(envelope).toMatchObject({ job: URN, data: { via: 'emit' }, meta: { id } });
   });
 
-  it('send() fails at once with an error naming emit and publish', async () => {
-    await expect(lastValueFrom(client.send(URN, {}))).rejects.toThrow(
-      /does not support send\(\).*Use emit\(urn, data\) or publish/,
-    );
-    await expectNothing(observer, 500);
+  it('send() publishes a request (bq-reply-to, bq-correlation-id) and, with nobody to answer, times out', async () => {
+    await expect(lastValueFrom(client.send(URN, { via: 'send' }, { timeoutMs: 1500 }))).rejects.toMatchObject({
+      name: 'RequestTimeoutError',
+    });
+    const request = await receiveOne(observer);
+    expect(envelopeOf(request)).toMatchObject({ job: URN, data: { via: 'send' } });
+    const properties = request.getProperties();
+    expect(properties['bq-reply-to']).toBe(client.replyTopic);
+    expect(properties['bq-correlation-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('rejects invalid input with a BabelQueueError before anything is sent', async () => {
