@@ -23,8 +23,10 @@ export interface TopicConsumerOptions extends Omit<
   /** Messages pushed by the client (native listener); without it the consumer asks with receive(). */
   feed?: PushFeed;
   /**
-   * While paused, how many pushed messages are held before the client is made to wait (default 1000, the native
-   * receiver queue's size): a client that pushes asks the broker for more as each push returns.
+   * The subscription's receiver queue: while paused, how many pushed messages are held before the client is made to
+   * wait (default 1000, the native receiver queue's size), since a client that pushes asks the broker for more as
+   * each push returns. It also caps the messages that wait for a slot, so a small queue keeps a slow consumer from
+   * holding back more than it says.
    */
   pausedHoldLimit?: number;
   onSettled?(event: SettledEvent): void;
@@ -60,8 +62,14 @@ export class TopicConsumer {
   private draining: Promise<void> | null = null;
 
   private readonly context: ProcessorContext;
+  /** Pushed messages that may wait for a slot before the client is made to wait: never more than its queue. */
+  private readonly waitingLimit: number;
 
   constructor(private readonly options: TopicConsumerOptions) {
+    this.waitingLimit = Math.min(
+      Math.max(options.concurrency, WAITING_LIMIT),
+      options.pausedHoldLimit ?? Number.POSITIVE_INFINITY,
+    );
     this.context = {
       ...options,
       onHandlerOverdue: (urn, timeoutMs, stillRunning) => this.trackOverdue(urn, timeoutMs, stillRunning),
@@ -225,7 +233,7 @@ export class TopicConsumer {
     this.held.push(message);
     if (!this.paused) {
       const draining = this.drainHeld();
-      return this.held.length < Math.max(this.options.concurrency, WAITING_LIMIT) ? undefined : draining;
+      return this.held.length < this.waitingLimit ? undefined : draining;
     }
     // The listener returns at once while it can (its thread may serve other topics); the native client then asks
     // the broker for more, so past the limit it waits for resume(), and the broker keeps the rest.

@@ -12,7 +12,7 @@ const message = () => {
 };
 const tick = (ms = 5) => new Promise((r) => setTimeout(r, ms));
 
-function pushed(concurrency: number, dispatch: () => Promise<void>) {
+function pushed(concurrency: number, dispatch: () => Promise<void>, receiverQueue?: number) {
   const consumer = new FakeConsumer();
   const feed = new PushFeed();
   const intake = new TopicConsumer({
@@ -27,6 +27,7 @@ function pushed(concurrency: number, dispatch: () => Promise<void>) {
     logger: quiet,
     concurrency,
     feed,
+    ...(receiverQueue !== undefined && { pausedHoldLimit: receiverQueue }),
   });
   /** Pushes like the native listener thread: one message, then waits for the returned promise. */
   const pushAll = async (count: number) => {
@@ -80,6 +81,22 @@ describe('TopicConsumer with a PushFeed', () => {
     }
     await intake.stop(1000);
     expect(consumer.acked).toHaveLength(18);
+  });
+
+  it('lets no more messages wait for a slot than the receiver queue holds (a slow consumer hoards no more)', async () => {
+    const releases: Array<() => void> = [];
+    const { consumer, feed, intake } = pushed(1, () => new Promise<void>((r) => releases.push(r)), 1);
+    intake.start();
+    expect(feed.deliver(message())).toBeUndefined(); // takes the slot
+    const waiting = feed.deliver(message());
+    expect(waiting).toBeInstanceOf(Promise); // the one waiting message fills the queue: the client waits
+    expect(intake.heldCount).toBe(1);
+    while (consumer.acked.length < 2) {
+      releases.splice(0).forEach((release) => release());
+      await tick();
+    }
+    await waiting;
+    await intake.stop(1000);
   });
 
   it('hands the messages that waited for a slot to the handler in the order they came', async () => {
