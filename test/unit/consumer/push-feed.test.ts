@@ -1,6 +1,6 @@
 // The push intake (the native client's listener): flow control by the promise the listener returns, messages
 // pushed before start wait, messages pushed after stop are left for redelivery.
-import { TopicConsumer } from '../../../lib/consumer/index.js';
+import { TopicConsumer, type Dispatcher } from '../../../lib/consumer/index.js';
 import { PushFeed } from '../../../lib/consumer/push-feed.js';
 import { FakeConsumer, FakeProducer } from '../../support/fakes.js';
 import { envelopeOf, FakeMessage, wire } from '../../support/messages.js';
@@ -12,7 +12,7 @@ const message = () => {
 };
 const tick = (ms = 5) => new Promise((r) => setTimeout(r, ms));
 
-function pushed(concurrency: number, dispatch: () => Promise<void>, receiverQueue?: number) {
+function pushed(concurrency: number, dispatch: Dispatcher, receiverQueue?: number) {
   const consumer = new FakeConsumer();
   const feed = new PushFeed();
   const intake = new TopicConsumer({
@@ -101,23 +101,9 @@ describe('TopicConsumer with a PushFeed', () => {
 
   it('hands the messages that waited for a slot to the handler in the order they came', async () => {
     const order: number[] = [];
-    const consumer = new FakeConsumer();
-    const feed = new PushFeed();
-    const intake = new TopicConsumer({
-      topic: 'orders',
-      consumer,
-      retryProducer: new FakeProducer('orders'),
-      deadLetterProducer: new FakeProducer('orders.dlq'),
-      policy: { maxAttempts: 3 },
-      hasHandler: () => true,
-      dispatch: async (_urn, envelope) => {
-        order.push((envelope.data as { n: number }).n);
-        await tick(1);
-      },
-      hooks: {},
-      logger: quiet,
-      concurrency: 1,
-      feed,
+    const { consumer, feed, intake } = pushed(1, async (_urn, envelope) => {
+      order.push((envelope.data as { n: number }).n);
+      await tick(1);
     });
     intake.start();
     for (let n = 0; n < 40; n++) {
@@ -132,23 +118,9 @@ describe('TopicConsumer with a PushFeed', () => {
   it('handles no waiting message while paused, and the waiting ones first, in order, on resume', async () => {
     const order: number[] = [];
     const releases: Array<() => void> = [];
-    const consumer = new FakeConsumer();
-    const feed = new PushFeed();
-    const intake = new TopicConsumer({
-      topic: 'orders',
-      consumer,
-      retryProducer: new FakeProducer('orders'),
-      deadLetterProducer: new FakeProducer('orders.dlq'),
-      policy: { maxAttempts: 3 },
-      hasHandler: () => true,
-      dispatch: (_urn, envelope) => {
-        order.push((envelope.data as { n: number }).n);
-        return new Promise<void>((resolve) => releases.push(resolve));
-      },
-      hooks: {},
-      logger: quiet,
-      concurrency: 1,
-      feed,
+    const { consumer, feed, intake } = pushed(1, (_urn, envelope) => {
+      order.push((envelope.data as { n: number }).n);
+      return new Promise<void>((resolve) => releases.push(resolve));
     });
     intake.start();
     const push = (n: number) => {
