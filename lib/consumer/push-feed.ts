@@ -3,7 +3,7 @@ import type { PulsarConsumer, PulsarConsumerConfig, PulsarMessage, PushResult } 
 export type { PushResult };
 
 /**
- * The hand-over between a client that pushes messages (the native client's `listener`) and the TopicConsumer
+ * The hand-over between a client that pushes messages (the native adapter's receive pump) and the TopicConsumer
  * that takes them. Messages pushed before the consumer starts wait for it; after `close()` they are left
  * unacknowledged, for redelivery.
  */
@@ -28,7 +28,7 @@ export class PushFeed {
   }
 }
 
-/** A client that can push messages to a listener instead of being asked with receive(). */
+/** A client that pushes messages to a listener, holding the next one while the listener's promise runs. */
 export interface PushSubscriber {
   subscribePush(
     config: PulsarConsumerConfig,

@@ -20,7 +20,7 @@ export interface TopicConsumerOptions extends Omit<
   maxOverdue?: number;
   /** How long one receive waits, so that a stop request is noticed promptly. */
   receiveTimeoutMs?: number;
-  /** Messages pushed by the client (native listener); without it the consumer asks with receive(). */
+  /** Messages pushed by the client (the native adapter's receive pump); without it the consumer asks with receive(). */
   feed?: PushFeed;
   /**
    * The subscription's receiver queue: while paused, how many pushed messages are held before the client is made to
@@ -98,9 +98,9 @@ export class TopicConsumer {
 
   /**
    * Handles no new message until resume(): the receive loop stops asking, and a message the client still hands over
-   * (a receive under way, the native listener emptying its receiver queue) is held, unacknowledged, until then.
+   * (a receive under way, the native client emptying its receiver queue) is held, unacknowledged, until then.
    * Resolves once every message already being handled has been settled. A pushing client is parked only once
-   * `pausedHoldLimit` messages are held: other topics may share its listener thread.
+   * `pausedHoldLimit` messages are held: with a zero receiver queue, other topics may share its listener thread.
    */
   async pause(): Promise<void> {
     this.paused = true;
@@ -220,9 +220,9 @@ export class TopicConsumer {
 
   /**
    * The client's push: processes the message, or holds it (in order) while every slot is taken or the consumer is
-   * paused. A promise only when the client must wait: a promise makes the native addon create two functions and
-   * park its listener thread until it settles, the largest cost per message at concurrency 1, so the client is
-   * made to wait only once a few messages wait here.
+   * paused. A promise only when the client must wait: each one holds the client's next receive (or parks the
+   * addon's listener thread, with a zero receiver queue) until it settles, so the client is made to wait only once
+   * a few messages wait here.
    */
   private acceptPushed(message: PulsarMessage): PushResult {
     if (this.stopping) return undefined; // left unacknowledged: the broker redelivers it after close
@@ -235,7 +235,7 @@ export class TopicConsumer {
       const draining = this.drainHeld();
       return this.held.length < this.waitingLimit ? undefined : draining;
     }
-    // The listener returns at once while it can (its thread may serve other topics); the native client then asks
+    // The push returns at once while it can (a listener thread may serve other topics); the native client then asks
     // the broker for more, so past the limit it waits for resume(), and the broker keeps the rest.
     return this.held.length < (this.options.pausedHoldLimit ?? PAUSED_HOLD_LIMIT) ? undefined : this.whileResumed();
   }

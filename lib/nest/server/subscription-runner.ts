@@ -117,7 +117,7 @@ function topicConsumer(
   model: Subscription,
   deps: SubscriptionRunnerDeps,
   pulsarConsumer: PulsarConsumer,
-  // A client that pushes (the native listener) saves a receive() round trip per message.
+  // A client that pushes (the native adapter) hands each message over as it comes, without a receive time-out.
   feed: PushFeed | undefined,
   producers: { retryProducer: PulsarProducer | null; deadLetterProducer: PulsarProducer | null },
 ): TopicConsumer {

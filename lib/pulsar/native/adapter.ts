@@ -22,6 +22,7 @@ import type {
 } from '../client-types.js';
 import { firstHostPort, probeTls, type TlsProbeTarget } from '../tls.js';
 import { nativeProducerConfig, refuseUnsupported } from './native-options.js';
+import { startReceivePump, type ReceivePump } from './receive-pump.js';
 
 /** What the adapter needs of a raw native message (the package's Message class). */
 interface NativeMessage {
@@ -178,18 +179,22 @@ export class NativeClientAdapter implements PulsarClientLike {
   }
 
   /**
-   * Subscribes with the native `listener`: the client pushes each message, and waits for a promise the
-   * listener returns before pushing the next one (one listener thread per consumer, from the client's
-   * `messageListenerThreads`), which saves the round trip of a receive() per message.
+   * Subscribes and hands each message to `listener`, which may return a promise to hold the next one. The
+   * messages are taken with receive() (see receive-pump.ts); a zero receiver queue, where the addon cannot
+   * receive asynchronously, keeps the addon's own `listener`.
    */
-  subscribePush(
+  async subscribePush(
     config: PulsarConsumerConfig,
     listener: (message: PulsarMessage) => PushResult,
   ): Promise<PulsarConsumer> {
-    return this.subscribeWith({ ...config, listener: (raw) => listener(new NativeMessageAdapter(raw)) });
+    if (config.receiverQueueSize === 0)
+      return this.subscribeWith({ ...config, listener: (raw) => listener(new NativeMessageAdapter(raw)) });
+    const consumer = await this.subscribeWith(config);
+    consumer.startPump((raw) => listener(new NativeMessageAdapter(raw)));
+    return consumer;
   }
 
-  private async subscribeWith(config: NativeConsumerConfig): Promise<PulsarConsumer> {
+  private async subscribeWith(config: NativeConsumerConfig): Promise<NativeConsumerAdapter> {
     refuseUnsupported('consumer', config);
     try {
       return new NativeConsumerAdapter(await this.native.subscribe(config));
@@ -310,8 +315,13 @@ const rawOf = (message: PulsarMessage): NativeMessage =>
 
 class NativeConsumerAdapter implements PulsarConsumer {
   private closed = false;
+  private pump: ReceivePump | null = null;
 
   constructor(private readonly native: NativeConsumer) {}
+
+  startPump(deliver: (message: NativeMessage) => PushResult): void {
+    this.pump = startReceivePump<NativeMessage>({ receive: () => this.native.receive() }, deliver);
+  }
 
   async receive(timeoutMs?: number): Promise<PulsarMessage> {
     try {
@@ -335,10 +345,12 @@ class NativeConsumerAdapter implements PulsarConsumer {
 
   close(): Promise<null | void> {
     this.closed = true;
+    this.pump?.stop();
     return this.native.close().then(() => undefined);
   }
 
   unsubscribe(): Promise<null | void> {
+    this.pump?.stop();
     return this.native.unsubscribe().then(() => undefined);
   }
 
