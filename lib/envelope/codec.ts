@@ -1,16 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Buffer } from 'node:buffer';
 import { BabelQueueError } from './errors.js';
-import {
-  JsonCycleError,
-  copyRawInfo,
-  forgetRaw,
-  nativeWriteIsExact,
-  parseJson,
-  setOwn,
-  stringifyObject,
-  type ObjectShape,
-} from './json.js';
+import { parseJson } from './json.js';
+import { JsonCycleError, nativeWriteIsExact, stringifyObject, type ObjectShape } from './json-serializer.js';
+import { copyRawInfo, forgetRaw } from './raw-numbers.js';
+import { setOwn } from './set-own.js';
 import { BOM_ERROR, decodeUtf8 } from './utf8.js';
 import type { DecodeOptions, DecodeResult, Envelope, MakeOptions } from './types.js';
 import { errorText } from './error-text.js';

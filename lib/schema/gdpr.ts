@@ -1,5 +1,7 @@
 import { BabelNonRetriableError, BabelQueueError } from '../envelope/index.js';
-import { moveRawSlot, parseJson, rawNumberAt, stringifyJson } from '../envelope/json.js';
+import { parseJson } from '../envelope/json.js';
+import { stringifyJson } from '../envelope/json-serializer.js';
+import { moveRawSlot, rawNumberAt } from '../envelope/raw-numbers.js';
 import type { PayloadSchema } from './payload-schema.js';
 import { MalformedCiphertextError } from './malformed-ciphertext.js';
 import { errorText } from '../envelope/error-text.js';
