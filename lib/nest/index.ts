@@ -29,14 +29,14 @@ export type {
   BabelQueueModuleExtras,
   BabelQueueModuleRootOptions,
 } from './module/module-definition.js';
-export { BabelQueueOptionsError } from './module/module-options.js';
+export { BabelQueueOptionsError } from './module/options-error.js';
 export type {
   BabelQueueConsumerOptions,
-  BabelQueueHooksOption,
   BabelQueueModuleOptions,
-  BabelQueueOutboxOptions,
   BabelQueueOptionsFactory,
 } from './module/module-options.js';
+export type { BabelQueueHooksOption } from './module/hooks-option.js';
+export type { BabelQueueOutboxOptions } from './module/outbox-option.js';
 export { BabelQueueHealthIndicator } from './module/health.indicator.js';
 export type { BabelQueueHealthDetails, BabelQueueHealthResult } from './module/health.indicator.js';
 export { ProducerNotAuthorizedError } from './server/refused-producer.js';

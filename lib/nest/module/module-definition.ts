@@ -1,7 +1,7 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import type { BabelQueueModuleOptions } from './module-options.js';
-import { BabelQueueOptionsError } from './module-options.js';
+import { BabelQueueOptionsError } from './options-error.js';
 import { babelQueueExports, babelQueueProviders } from './module-providers.js';
 import { describeValue } from '../../describe-value.js';
 

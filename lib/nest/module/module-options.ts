@@ -1,17 +1,7 @@
-import type { Type } from '@nestjs/common';
-import type { BabelQueueHooks } from '../../consumer/index.js';
-import { BabelQueueError } from '../../envelope/index.js';
 import { clientKindFor, type PulsarAuthOptions, type PulsarClientKind } from '../../pulsar/client-factory.js';
 import type { PulsarClientLike } from '../../pulsar/client-types.js';
 import { resolveTelemetry, type ResolvedTelemetry, type TelemetryOption } from '../../otel/telemetry-options.js';
-import {
-  OUTBOX_RELAY_TUNING_KEYS,
-  outboxRelayOptionTable,
-  type OutboxRelayTuning,
-} from '../../outbox/relay-options.js';
 import type { FieldCipher } from '../../schema/gdpr.js';
-import type { OutboxPool } from '../../outbox/relay-store.js';
-import { checkOutboxTable, DEFAULT_OUTBOX_TABLE } from '../../outbox/table.js';
 import {
   checkKnownKeys,
   isPlainObject,
@@ -21,7 +11,6 @@ import {
   type RaiseOptionError,
 } from '../../options/option-table.js';
 import { integer, oneOf } from '../../options/validators.js';
-import { describeValue } from '../../describe-value.js';
 import {
   checkConsumerCombination,
   checkConsumerOptionsFor,
@@ -31,14 +20,13 @@ import {
 import { checkedProducerSettings, clientNameOf, producerOptionEntries } from '../client/producer-settings.js';
 import type { ProducerOptionsSettings, PulsarClientName } from '../../pulsar/client-options.js';
 import { resolveServerSettings, serverOptionTable, type ResolvedServerSettings } from '../server/server-options.js';
+import { resolveHooks, type BabelQueueHooksOption, type ResolvedHooks } from './hooks-option.js';
+import { BabelQueueOptionsError } from './options-error.js';
+import { resolveOutbox, type BabelQueueOutboxOptions, type ResolvedOutbox } from './outbox-option.js';
 
-/** The error every invalid module option raises: it names the option and what is allowed. */
-export class BabelQueueOptionsError extends BabelQueueError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(`Invalid BabelQueueModule options: ${message}`, options);
-    this.name = 'BabelQueueOptionsError';
-  }
-}
+export { BabelQueueOptionsError } from './options-error.js';
+export { HOOK_NAMES, type BabelQueueHooksOption, type HookName, type ResolvedHooks } from './hooks-option.js';
+export type { BabelQueueOutboxOptions, ResolvedOutbox } from './outbox-option.js';
 
 const raiseModuleError: RaiseOptionError = (message) => {
   throw new BabelQueueOptionsError(message);
@@ -47,40 +35,6 @@ const raiseModuleError: RaiseOptionError = (message) => {
 /** How the module's BabelPulsarServer consumes (the server's consumer options, minus producers of your own). */
 export type BabelQueueConsumerOptions = OptionsInput<typeof consumerOptions>;
 const CONSUMER_KEYS = Object.keys(consumerOptions);
-
-/**
- * Settlement hooks: a plain object of functions, or an injectable class implementing BabelQueueHooks. A class is
- * resolved through Nest's DI, so it can inject other services: the instance registered as a provider anywhere in
- * the application is used, else the module creates one (its dependencies then come from global modules and the
- * `imports` of forRootAsync).
- */
-export type BabelQueueHooksOption = BabelQueueHooks | Type<BabelQueueHooks>;
-
-export const HOOK_NAMES = ['onError', 'onUnknownUrn', 'onRoutingMismatch', 'onDeadLetter'] as const;
-export type HookName = (typeof HOOK_NAMES)[number];
-
-export interface BabelQueueOutboxOptions {
-  pool: OutboxPool;
-  /** The outbox table; default `babelqueue_outbox`. */
-  table?: string;
-  /** Create the table, or upgrade it, at start-up (outboxMigrationSql, idempotent); default false. */
-  migrate?: boolean;
-  /** The relay: on by default; `false` turns it off, an object tunes it (docs/configuration.md, the outbox relay). */
-  relay?: boolean | OutboxRelayTuning;
-}
-
-export type ResolvedHooks =
-  | { kind: 'none' }
-  | { kind: 'object'; hooks: BabelQueueHooks }
-  | { kind: 'class'; type: Type<BabelQueueHooks>; methods: HookName[] };
-
-export interface ResolvedOutbox {
-  table: string;
-  pool?: OutboxPool;
-  migrate: boolean;
-  /** The relay's settings, or null when no relay runs here. */
-  relay: OutboxRelayTuning | null;
-}
 
 const DEFAULT_NOT_STARTED_AFTER_MS = 5000;
 
@@ -380,70 +334,5 @@ function sourceOf(options: Record<string, unknown>): ClientSource {
     serviceUrl: url.url,
     ...(auth !== undefined && { auth: auth as PulsarAuthOptions }),
     ...(clientOptions !== undefined && { clientOptions: clientOptions as Record<string, unknown> }),
-  };
-}
-
-function hookMethods(type: Type<BabelQueueHooks>): HookName[] {
-  const found = new Set<HookName>();
-  for (
-    let proto = type.prototype as object | null;
-    proto && proto !== Object.prototype;
-    proto = Object.getPrototypeOf(proto)
-  ) {
-    for (const name of HOOK_NAMES) {
-      const descriptor = Object.getOwnPropertyDescriptor(proto, name);
-      if (descriptor && typeof descriptor.value === 'function') found.add(name);
-    }
-  }
-  return HOOK_NAMES.filter((name) => found.has(name));
-}
-
-function resolveHooks(hooks: unknown, name: string, raise: RaiseOptionError): ResolvedHooks {
-  if (hooks === undefined || hooks === null) return { kind: 'none' };
-  if (typeof hooks === 'function') {
-    const type = hooks as Type<BabelQueueHooks>;
-    const methods = hookMethods(type);
-    if (methods.length === 0)
-      return raise(
-        `${name} class ${type.name || '(anonymous)'} has none of the hook methods ${HOOK_NAMES.join(', ')}`,
-        'type',
-      );
-    return { kind: 'class', type, methods };
-  }
-  if (!isPlainObject(hooks))
-    return raise(`${name} must be an object of functions (${HOOK_NAMES.join(', ')}) or an injectable class`, 'type');
-  for (const [key, value] of Object.entries(hooks)) {
-    if ((HOOK_NAMES as readonly string[]).includes(key)) {
-      if (value !== undefined && typeof value !== 'function') raise(`${name}.${key} must be a function`, 'type');
-    } else if (typeof value === 'function' && /^on[A-Z]/.test(key)) {
-      // Other members (state, helpers) may ride along; an unknown on… function is a misspelt hook.
-      raise(`${name}.${key} is not a hook; allowed: ${HOOK_NAMES.join(', ')}`, 'type');
-    }
-  }
-  return { kind: 'object', hooks: hooks as BabelQueueHooks };
-}
-
-function resolveOutbox(outbox: unknown, name: string, raise: RaiseOptionError): ResolvedOutbox {
-  if (outbox === undefined) return { table: DEFAULT_OUTBOX_TABLE, migrate: false, relay: null };
-  if (!isPlainObject(outbox)) return raise(`${name} must be an object: { pool, table?, relay? }`, 'type');
-  checkKnownKeys(outbox, ['pool', 'table', 'migrate', 'relay'], name, raise);
-  const options = outbox as unknown as BabelQueueOutboxOptions;
-  if (typeof options.pool?.connect !== 'function')
-    return raise(`${name}.pool must be a pg Pool (new Pool({ connectionString }))`, 'type');
-  const table = checkOutboxTable(options.table, `${name}.table`, (message) => raise(message, 'type'));
-  if (options.migrate !== undefined && typeof options.migrate !== 'boolean')
-    return raise(`${name}.migrate must be true or false, got ${describeValue(options.migrate)}`, 'type');
-  const relay = options.relay ?? true;
-  if (typeof relay !== 'boolean' && !isPlainObject(relay))
-    return raise(`${name}.relay must be true, false or { ${OUTBOX_RELAY_TUNING_KEYS.join(', ')} }`, 'type');
-  if (isPlainObject(relay)) {
-    checkKnownKeys(relay, OUTBOX_RELAY_TUNING_KEYS, `${name}.relay`, raise);
-    resolveOptions(outboxRelayOptionTable, relay, `${name}.relay`, raise); // checked now, with the module's error
-  }
-  return {
-    table,
-    pool: options.pool,
-    migrate: options.migrate ?? false,
-    relay: relay === false ? null : relay === true ? {} : relay,
   };
 }

@@ -1,0 +1,53 @@
+import { describeValue } from '../../describe-value.js';
+import {
+  OUTBOX_RELAY_TUNING_KEYS,
+  outboxRelayOptionTable,
+  type OutboxRelayTuning,
+} from '../../outbox/relay-options.js';
+import type { OutboxPool } from '../../outbox/relay-store.js';
+import { checkOutboxTable, DEFAULT_OUTBOX_TABLE } from '../../outbox/table.js';
+import { checkKnownKeys, isPlainObject, resolveOptions, type RaiseOptionError } from '../../options/option-table.js';
+
+export interface BabelQueueOutboxOptions {
+  pool: OutboxPool;
+  /** The outbox table; default `babelqueue_outbox`. */
+  table?: string;
+  /** Create the table, or upgrade it, at start-up (outboxMigrationSql, idempotent); default false. */
+  migrate?: boolean;
+  /** The relay: on by default; `false` turns it off, an object tunes it (docs/configuration.md, the outbox relay). */
+  relay?: boolean | OutboxRelayTuning;
+}
+
+export interface ResolvedOutbox {
+  table: string;
+  pool?: OutboxPool;
+  migrate: boolean;
+  /** The relay's settings, or null when no relay runs here. */
+  relay: OutboxRelayTuning | null;
+}
+
+/** The `outbox` option: the table, the pool and the relay's settings (null when no relay runs here). */
+export function resolveOutbox(outbox: unknown, name: string, raise: RaiseOptionError): ResolvedOutbox {
+  if (outbox === undefined) return { table: DEFAULT_OUTBOX_TABLE, migrate: false, relay: null };
+  if (!isPlainObject(outbox)) return raise(`${name} must be an object: { pool, table?, relay? }`, 'type');
+  checkKnownKeys(outbox, ['pool', 'table', 'migrate', 'relay'], name, raise);
+  const options = outbox as unknown as BabelQueueOutboxOptions;
+  if (typeof options.pool?.connect !== 'function')
+    return raise(`${name}.pool must be a pg Pool (new Pool({ connectionString }))`, 'type');
+  const table = checkOutboxTable(options.table, `${name}.table`, (message) => raise(message, 'type'));
+  if (options.migrate !== undefined && typeof options.migrate !== 'boolean')
+    return raise(`${name}.migrate must be true or false, got ${describeValue(options.migrate)}`, 'type');
+  const relay = options.relay ?? true;
+  if (typeof relay !== 'boolean' && !isPlainObject(relay))
+    return raise(`${name}.relay must be true, false or { ${OUTBOX_RELAY_TUNING_KEYS.join(', ')} }`, 'type');
+  if (isPlainObject(relay)) {
+    checkKnownKeys(relay, OUTBOX_RELAY_TUNING_KEYS, `${name}.relay`, raise);
+    resolveOptions(outboxRelayOptionTable, relay, `${name}.relay`, raise); // checked now, with the module's error
+  }
+  return {
+    table,
+    pool: options.pool,
+    migrate: options.migrate ?? false,
+    relay: relay === false ? null : relay === true ? {} : relay,
+  };
+}
