@@ -1,6 +1,7 @@
 // @babelqueue/nestjs-pulsar/testing: run an app's handlers, settlement and Nest pipeline with no broker.
-export { InMemoryPulsar, TestClock } from './in-memory-pulsar.js';
-export type { StoredMessage } from './in-memory-pulsar.js';
+export { InMemoryPulsar } from './in-memory-pulsar.js';
+export { TestClock } from './test-clock.js';
+export type { StoredMessage } from './in-memory-message.js';
 export { BabelQueueTestHarness } from './harness.js';
 export type {
   MessageOutcome,

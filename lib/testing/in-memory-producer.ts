@@ -1,0 +1,25 @@
+import type { PulsarMessageId, PulsarProducer, PulsarProducerMessage } from '../pulsar/client-types.js';
+import type { InMemoryPulsar } from './in-memory-pulsar.js';
+
+/** A producer of one topic: its sends are stored by the in-memory broker. */
+export class InMemoryProducer implements PulsarProducer {
+  private closed = false;
+  constructor(
+    private readonly topic: string,
+    private readonly broker: InMemoryPulsar,
+  ) {}
+  async send(message: PulsarProducerMessage): Promise<PulsarMessageId> {
+    if (this.closed) throw new Error(`Failed to send message: AlreadyClosed (producer of ${this.topic})`);
+    return this.broker.store(this.topic, message);
+  }
+  async flush(): Promise<void> {}
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+  getTopic(): string {
+    return this.topic;
+  }
+  isConnected(): boolean {
+    return !this.closed;
+  }
+}
