@@ -1,34 +1,23 @@
-import type { PulsarConsumer, PulsarConsumerConfig, PulsarMessage, SubscriptionType } from '../client-types.js';
+import type { PulsarConsumer, PulsarConsumerConfig, PulsarMessage } from '../client-types.js';
+import { buildConsumerQuery, invalid } from './consumer-query.js';
 import { PulsarWebSocketError } from './errors.js';
+import { LateAcks } from './late-acks.js';
 import { isConsumerMessageFrame, PulsarWebSocketMessage } from './message.js';
 import { isWireMessageId } from './message-id.js';
 import { checkMs, type ResolvedOptions } from './options.js';
 import { Connection } from './socket.js';
 import type { TopicName } from './topic.js';
-import { addPassThroughQuery } from './wire-options.js';
+import { UnsubscribeWait } from './unsubscribe-wait.js';
 
-const WIRE_SUBSCRIPTION_TYPES: Record<SubscriptionType, string> = {
-  Exclusive: 'Exclusive',
-  Shared: 'Shared',
-  KeyShared: 'Key_Shared',
-  Failover: 'Failover',
-};
+export { buildConsumerQuery } from './consumer-query.js';
 
 /** The broker caps receiverQueueSize at 1000 and treats 0 as 1 (ConsumerHandler). */
 const BROKER_MAX_QUEUE = 1000;
-/** How many acks of messages from a dropped socket are remembered until their redelivery shows up. */
-const LATE_ACK_CAPACITY = 1000;
 
 interface Waiter {
   resolve(message: PulsarWebSocketMessage): void;
   reject(err: PulsarWebSocketError): void;
   timer: NodeJS.Timeout | undefined;
-}
-
-interface UnsubscribeWaiter {
-  resolve(): void;
-  reject(err: PulsarWebSocketError): void;
-  timer: NodeJS.Timeout;
 }
 
 export interface PulsarWebSocketConsumerStats {
@@ -41,39 +30,6 @@ export interface PulsarWebSocketConsumerStats {
   pendingReceives: number;
   connected: boolean;
   reconnects: number;
-}
-
-function invalid(topic: string, message: string): PulsarWebSocketError {
-  return new PulsarWebSocketError(message, { code: 'InvalidArgument', topic });
-}
-
-/** What the consumer maps itself; the rest are the pass-through settings. */
-const CONSUMER_OWN_KEYS = [
-  'topic',
-  'subscription',
-  'subscriptionType',
-  'nAckRedeliverTimeoutMs',
-  'subscriptionInitialPosition',
-] as const;
-
-export function buildConsumerQuery(topic: string, config: PulsarConsumerConfig): URLSearchParams {
-  const query = new URLSearchParams();
-  const type = config.subscriptionType ?? 'Exclusive';
-  const wireType = Object.hasOwn(WIRE_SUBSCRIPTION_TYPES, type) ? WIRE_SUBSCRIPTION_TYPES[type] : undefined;
-  if (!wireType) {
-    throw invalid(topic, `subscriptionType must be one of Exclusive, Shared, KeyShared, Failover; got ${String(type)}`);
-  }
-  query.set('subscriptionType', wireType);
-  const nackDelay = checkMs('nAckRedeliverTimeoutMs', config.nAckRedeliverTimeoutMs);
-  if (nackDelay !== undefined) query.set('negativeAckRedeliveryDelay', String(nackDelay));
-  if (config.subscriptionInitialPosition !== undefined) {
-    if (config.subscriptionInitialPosition !== 'Latest' && config.subscriptionInitialPosition !== 'Earliest') {
-      throw invalid(topic, `subscriptionInitialPosition must be Latest or Earliest`);
-    }
-    query.set('subscriptionInitialPosition', config.subscriptionInitialPosition);
-  }
-  addPassThroughQuery('consumer', topic, config, CONSUMER_OWN_KEYS, query);
-  return query;
 }
 
 /**
@@ -95,8 +51,8 @@ export class PulsarWebSocketConsumer implements PulsarConsumer {
   private buffer: PulsarWebSocketMessage[] = [];
   private readonly waiters: Waiter[] = [];
   private readonly unacked = new Set<string>();
-  private readonly lateAcks = new Set<string>();
-  private unsubscribing: UnsubscribeWaiter | undefined;
+  private readonly lateAcks = new LateAcks();
+  private readonly unsubscribing = new UnsubscribeWait();
   private unsubscribePromise: Promise<null> | undefined;
   private closed = false;
   private closing: Promise<null> | undefined;
@@ -224,7 +180,7 @@ export class PulsarWebSocketConsumer implements PulsarConsumer {
         this.buffer.splice(index, 1);
         this.sendAck(id);
       } else {
-        this.rememberLateAck(id);
+        this.lateAcks.remember(id);
       }
     }
     return Promise.resolve(null);
@@ -272,23 +228,20 @@ export class PulsarWebSocketConsumer implements PulsarConsumer {
         { code: 'ConnectionClosed', topic: this.topic.full, cause },
       );
     }
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.unsubscribing = undefined;
-        reject(
-          new PulsarWebSocketError(
-            `Failed to unsubscribe ${this.label}: no answer within ${this.options.operationTimeoutMs} ms`,
-            { code: 'UnsubscribeFailed', topic: this.topic.full },
-          ),
-        );
-      }, this.options.operationTimeoutMs);
-      timer.unref();
-      this.unsubscribing = { resolve, reject, timer };
-      // The broker handles frames in order and answers nothing to `unsubscribe`; the isEndOfTopic answer that
-      // follows proves the unsubscribe completed. On failure the broker drops the socket instead.
-      this.connection.send(JSON.stringify({ type: 'unsubscribe' }));
-      this.connection.send(JSON.stringify({ type: 'isEndOfTopic' }));
-    });
+    await this.unsubscribing.wait(
+      this.options.operationTimeoutMs,
+      () =>
+        new PulsarWebSocketError(
+          `Failed to unsubscribe ${this.label}: no answer within ${this.options.operationTimeoutMs} ms`,
+          { code: 'UnsubscribeFailed', topic: this.topic.full },
+        ),
+      () => {
+        // The broker handles frames in order and answers nothing to `unsubscribe`; the isEndOfTopic answer that
+        // follows proves the unsubscribe completed. On failure the broker drops the socket instead.
+        this.connection.send(JSON.stringify({ type: 'unsubscribe' }));
+        this.connection.send(JSON.stringify({ type: 'isEndOfTopic' }));
+      },
+    );
     await this.close();
     return null;
   }
@@ -303,17 +256,13 @@ export class PulsarWebSocketConsumer implements PulsarConsumer {
     this.buffer = [];
     this.unacked.clear();
     this.lateAcks.clear();
-    const unsubscribing = this.unsubscribing;
-    this.unsubscribing = undefined;
-    if (unsubscribing) {
-      clearTimeout(unsubscribing.timer);
-      unsubscribing.reject(
+    this.unsubscribing.reject(
+      () =>
         new PulsarWebSocketError(`Failed to unsubscribe: ${this.label} was closed`, {
           code: 'AlreadyClosed',
           topic: this.topic.full,
         }),
-      );
-    }
+    );
     await this.connection.close();
     this.onClosed(this);
     return null;
@@ -339,16 +288,7 @@ export class PulsarWebSocketConsumer implements PulsarConsumer {
 
   /** Ack on the current socket; if it is going down, apply the ack to the redelivered copy instead. */
   private sendAck(id: string): void {
-    if (!this.connection.send(JSON.stringify({ messageId: id }))) this.rememberLateAck(id);
-  }
-
-  private rememberLateAck(id: string): void {
-    this.lateAcks.delete(id);
-    this.lateAcks.add(id);
-    if (this.lateAcks.size > LATE_ACK_CAPACITY) {
-      const oldest = this.lateAcks.values().next().value;
-      if (oldest !== undefined) this.lateAcks.delete(oldest);
-    }
+    if (!this.connection.send(JSON.stringify({ messageId: id }))) this.lateAcks.remember(id);
   }
 
   private handleFrame(text: string, generation: number): void {
@@ -359,7 +299,7 @@ export class PulsarWebSocketConsumer implements PulsarConsumer {
       return;
     }
     if (isConsumerMessageFrame(frame)) {
-      if (this.lateAcks.delete(frame.messageId)) {
+      if (this.lateAcks.take(frame.messageId)) {
         this.connection.send(JSON.stringify({ messageId: frame.messageId }));
         return;
       }
@@ -374,28 +314,19 @@ export class PulsarWebSocketConsumer implements PulsarConsumer {
       }
       return;
     }
-    if (typeof frame === 'object' && frame !== null && 'endOfTopic' in frame && this.unsubscribing) {
-      const { resolve, timer } = this.unsubscribing;
-      this.unsubscribing = undefined;
-      clearTimeout(timer);
-      resolve();
-    }
+    if (typeof frame === 'object' && frame !== null && 'endOfTopic' in frame) this.unsubscribing.resolve();
   }
 
   private handleDown(cause: PulsarWebSocketError): void {
     this.buffer = [];
     this.unacked.clear();
-    const unsubscribing = this.unsubscribing;
-    this.unsubscribing = undefined;
-    if (unsubscribing) {
-      clearTimeout(unsubscribing.timer);
-      unsubscribing.reject(
+    this.unsubscribing.reject(
+      () =>
         new PulsarWebSocketError(
           `Failed to unsubscribe ${this.label}: the broker closed the connection (${cause.message}); ` +
             `this happens when other consumers are still connected to the subscription`,
           { code: 'UnsubscribeFailed', topic: this.topic.full, cause },
         ),
-      );
-    }
+    );
   }
 }
