@@ -16,6 +16,8 @@ export interface PooledProducerState {
 /** `orders` and `persistent://public/default/orders` are the same topic and share a producer. */
 // A malformed name is left to the client to accept or reject.
 const topicKey = fullTopicName;
+/** Topic names already resolved to their key: a publish names its topic each time, and parsing it is not free. */
+const KEYS_KEPT = 1_000;
 
 /**
  * Producers created lazily, one per topic, shared by every caller: BabelPulsarClient publishes and the
@@ -50,7 +52,7 @@ export class BabelProducerPool implements ProducerSource {
         new BabelQueueError(`the producer pool is closed: no producer for ${JSON.stringify(topic)} after shutdown`),
       );
     }
-    const key = topicKey(topic);
+    const key = this.keyOf(topic);
     let pending = this.producers.get(key);
     if (!pending) {
       pending = this.client.createProducer({ ...producerOptionsFor(this.settings, key), topic }).then(
@@ -73,6 +75,18 @@ export class BabelProducerPool implements ProducerSource {
       this.producers.set(key, pending);
     }
     return pending;
+  }
+
+  private readonly keys = new Map<string, string>();
+
+  private keyOf(topic: string): string {
+    let key = this.keys.get(topic);
+    if (key === undefined) {
+      key = topicKey(topic);
+      if (this.keys.size >= KEYS_KEPT) this.keys.clear();
+      this.keys.set(topic, key);
+    }
+    return key;
   }
 
   /** Producers created so far, with their connection state. */

@@ -160,10 +160,12 @@ export class NativeClientAdapter implements PulsarClientLike {
   }
 
   async createProducer(config: PulsarProducerConfig): Promise<PulsarProducer> {
+    const nativeConfig: NativeProducerConfig = { ...PRODUCER_DEFAULTS, ...nativeProducerConfig(config) };
     try {
       return new NativeProducerAdapter(
-        await this.native.createProducer({ ...PRODUCER_DEFAULTS, ...nativeProducerConfig(config) }),
+        await this.native.createProducer(nativeConfig),
         this.where,
+        nativeConfig.batchingEnabled !== false,
       );
     } catch (error) {
       const reason = await withTlsReason(this.native, reasonOf(error));
@@ -224,13 +226,15 @@ class NativeProducerAdapter implements PulsarProducer {
   constructor(
     private readonly native: PulsarProducer,
     private readonly where: string,
+    /** Without batching every send goes at once, and a flush would only cost a native call. */
+    private readonly batching: boolean,
   ) {}
 
   async send(message: PulsarProducerMessage): Promise<PulsarMessageId | null> {
     this.pending += 1;
     try {
       const sent = this.native.send(message);
-      if (this.pending === 1) this.native.flush().catch(() => undefined);
+      if (this.batching && this.pending === 1) this.native.flush().catch(() => undefined);
       return await sent;
     } catch (error) {
       throw new BabelQueueError(

@@ -1,0 +1,104 @@
+// How a server takes messages from the broker, on the client under test: in publish order at concurrency 1, with
+// the default receiver queue and with a zero one (where the native client cannot receive asynchronously and keeps
+// its listener), and with a stop in the middle of a flow: every message handled once, nothing left on the backlog.
+import { jest } from '@jest/globals';
+import { Controller } from '@nestjs/common';
+import { Payload } from '@nestjs/microservices';
+import { BabelHandler, EnvelopeCodec, type PulsarClientLike } from '../../../lib/index.js';
+import { pulsarProperties } from '../../../lib/pulsar/index.js';
+import { backlog, newClient, sleep, uniqueTopic, waitFor } from '../../support/broker.js';
+import { startService, type RunningService } from '../../support/nest-app.js';
+
+jest.setTimeout(90_000);
+
+const URN = 'urn:babel:intake:tick';
+const handled: number[] = [];
+let slowEvery = 0;
+
+@Controller()
+class Ticks {
+  @BabelHandler(URN)
+  async handle(@Payload() data: { n: number }) {
+    handled.push(data.n);
+    if (slowEvery > 0 && data.n % slowEvery === 0) await sleep(5);
+  }
+}
+
+let client: PulsarClientLike;
+const services: RunningService[] = [];
+beforeAll(() => {
+  client = newClient();
+});
+beforeEach(() => {
+  handled.length = 0;
+  slowEvery = 0;
+});
+afterEach(async () => {
+  await Promise.allSettled(services.splice(0).map((service) => service.close()));
+});
+afterAll(async () => {
+  await client.close();
+});
+
+/**
+ * One send at a time, so each message is its own entry: Pulsar acknowledges a batch entry only as a whole (unless
+ * the broker tracks batch indexes), so a stop inside a batch would bring its handled messages back with it.
+ */
+async function publish(topic: string, from: number, count: number): Promise<void> {
+  const producer = await client.createProducer({ topic });
+  try {
+    for (let n = from; n < from + count; n++) {
+      const envelope = EnvelopeCodec.make(URN, { n }, { queue: topic });
+      await producer.send({ data: EnvelopeCodec.encodeToBuffer(envelope), properties: pulsarProperties(envelope) });
+    }
+  } finally {
+    await producer.close();
+  }
+}
+
+const serviceOn = async (topic: string, receiverQueueSize?: number) => {
+  const service = await startService([Ticks], {
+    client: newClient(),
+    topics: topic,
+    concurrency: 1,
+    subscriptionType: 'Failover',
+    subscriptionInitialPosition: 'Earliest',
+    ...(receiverQueueSize !== undefined && { receiverQueueSize }),
+  });
+  services.push(service);
+  return service;
+};
+
+const range = (count: number) => Array.from({ length: count }, (_, n) => n);
+
+describe.each([
+  ['the default receiver queue', undefined],
+  ['a receiver queue of 0', 0],
+])('intake with %s', (_name, receiverQueueSize) => {
+  it('hands every message to the handler once, in publish order, and acknowledges it', async () => {
+    const topic = uniqueTopic('intake');
+    await serviceOn(topic, receiverQueueSize);
+    await publish(topic, 0, 200);
+    await waitFor('200 messages handled', () => handled.length >= 200, 60_000);
+    await sleep(300);
+    expect(handled).toEqual(range(200));
+    await waitFor('an empty backlog', async () => (await backlog(topic)) === 0, 20_000);
+  });
+});
+
+it('a stop in the middle of a flow leaves the rest for the next instance: each message handled once', async () => {
+  const topic = uniqueTopic('intake-stop');
+  slowEvery = 2;
+  await publish(topic, 0, 400);
+  const first = await serviceOn(topic);
+  await waitFor('the first instance under way', () => handled.length >= 50, 60_000);
+  await first.close();
+  const handledByFirst = handled.length;
+  expect(handledByFirst).toBeLessThan(400);
+  await serviceOn(topic);
+  await waitFor('all 400 handled', () => new Set(handled).size === 400, 60_000);
+  await sleep(300);
+  // Failover at concurrency 1 keeps the order, and what was acknowledged is never handled again.
+  expect(handled).toEqual(range(400));
+  await waitFor('an empty backlog', async () => (await backlog(topic)) === 0, 20_000);
+});
