@@ -70,8 +70,9 @@ export const NATIVE_PACKAGE = 'pulsar-client';
  * Better defaults than the native client's, overridable with `clientOptions`:
  * - it waits 30 s before a dead broker or a missing namespace is reported; a service starting up should know
  *   within seconds;
- * - it has one listener thread for all consumers, and each topic's consumer waits on its thread while its
- *   handlers are all busy: with a thread per topic (up to 8), a busy topic does not hold back another.
+ * - it has one listener thread for all consumers; a consumer with a zero receiver queue takes its messages on one
+ *   (the others receive them), and waits on it while its handlers are all busy: with a thread per topic (up to 8),
+ *   a busy topic does not hold back another.
  */
 export const NATIVE_DEFAULTS = {
   operationTimeoutSeconds: 10,
