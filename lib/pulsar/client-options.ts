@@ -50,7 +50,10 @@ export interface PulsarConsumerOptions {
 /** Producer settings passed to the Pulsar client (module-wide, per topic, per server). */
 export interface PulsarProducerOptions {
   compressionType?: PulsarCompressionType;
-  /** Default: native true, WebSocket false (the broker's WebSocket producer). */
+  /**
+   * Default false on both clients: each message is its own entry, which the broker dispatches, acknowledges and
+   * redelivers on its own. True batches (one key per batch on native, for Key_Shared).
+   */
   batchingEnabled?: boolean;
   batchingMaxMessages?: number;
   batchingMaxPublishDelayMs?: number;

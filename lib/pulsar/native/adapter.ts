@@ -60,12 +60,17 @@ interface NativeProducerConfig extends PulsarProducerConfig {
  * How the library's producers route on partitioned topics, the same as the WebSocket API's (the broker's Java
  * producer) and the Java and Go SDKs': a key goes to partition JavaStringHash(key) % partitions whoever
  * publishes it, so a retry copy lands on its original's partition; messages without a key are spread round
- * robin (the native default would pin them to one partition). Batches hold one key each, which Key_Shared
- * needs to hand every message to the consumer owning its key.
+ * robin (the native default would pin them to one partition).
+ *
+ * Each message is its own entry unless `batchingEnabled: true` is given, as through the WebSocket API: the broker
+ * dispatches, acknowledges and redelivers a batch entry as a whole, so batches would send a burst of jobs to one
+ * consumer, and bring back messages already handled when the rest of their batch is redelivered (a stop, a nack).
+ * When batching is on, batches hold one key each, which Key_Shared needs to hand every message to its key's consumer.
  */
 const PRODUCER_DEFAULTS: Omit<NativeProducerConfig, 'topic'> = {
   hashingScheme: 'JavaStringHash',
   messageRoutingMode: 'RoundRobinDistribution',
+  batchingEnabled: false,
   batchingType: 'KeyBasedBatching',
 };
 
@@ -160,7 +165,9 @@ export class NativeClientAdapter implements PulsarClientLike {
   }
 
   async createProducer(config: PulsarProducerConfig): Promise<PulsarProducer> {
-    const nativeConfig: NativeProducerConfig = { ...PRODUCER_DEFAULTS, ...nativeProducerConfig(config) };
+    // A setting given as undefined keeps the library's default (the addon would take it as its own default).
+    const given = Object.fromEntries(Object.entries(nativeProducerConfig(config)).filter(([, v]) => v !== undefined));
+    const nativeConfig = { ...PRODUCER_DEFAULTS, ...given } as NativeProducerConfig;
     try {
       return new NativeProducerAdapter(
         await this.native.createProducer(nativeConfig),
