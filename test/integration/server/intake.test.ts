@@ -86,36 +86,12 @@ describe.each([
   });
 });
 
-it('a stop in the middle of a flow leaves the rest for the next instance: each message handled once', async () => {
-  const topic = uniqueTopic('intake-stop');
+/**
+ * Starts an instance on a topic holding 400 messages, stops it mid-flow, starts the next: Failover at concurrency 1
+ * keeps the order, and what was acknowledged is never handled again.
+ */
+async function stopMidFlowThenResume(topic: string): Promise<void> {
   slowEvery = 2;
-  await publish(topic, 0, 400);
-  const first = await serviceOn(topic);
-  await waitFor('the first instance under way', () => handled.length >= 50, 60_000);
-  await first.close();
-  const handledByFirst = handled.length;
-  expect(handledByFirst).toBeLessThan(400);
-  await serviceOn(topic);
-  await waitFor('all 400 handled', () => new Set(handled).size === 400, 60_000);
-  await sleep(300);
-  // Failover at concurrency 1 keeps the order, and what was acknowledged is never handled again.
-  expect(handled).toEqual(range(400));
-  await waitFor('an empty backlog', async () => (await backlog(topic)) === 0, 20_000);
-});
-
-it('a burst published at once through BabelPulsarClient, then a stop mid-flow: no handled message comes back', async () => {
-  // The library's producers send each message as its own entry (docs/pulsar-features.md#slow-consumers-on-a-shared-subscription):
-  // a batch entry partly acknowledged at the stop would come back whole, handled messages included.
-  const topic = uniqueTopic('intake-burst');
-  slowEvery = 2;
-  const publishing = newClient();
-  const publisher = new BabelPulsarClient({ client: publishing, topic });
-  try {
-    await Promise.all(range(400).map((n) => publisher.publish(URN, { n })));
-  } finally {
-    await publisher.close();
-    await publishing.close();
-  }
   const first = await serviceOn(topic);
   await waitFor('the first instance under way', () => handled.length >= 50, 60_000);
   await first.close();
@@ -124,4 +100,26 @@ it('a burst published at once through BabelPulsarClient, then a stop mid-flow: n
   await waitFor('all 400 handled', () => new Set(handled).size === 400, 60_000);
   await sleep(300);
   expect(handled).toEqual(range(400));
+  await waitFor('an empty backlog', async () => (await backlog(topic)) === 0, 20_000);
+}
+
+it('a stop in the middle of a flow leaves the rest for the next instance: each message handled once', async () => {
+  const topic = uniqueTopic('intake-stop');
+  await publish(topic, 0, 400);
+  await stopMidFlowThenResume(topic);
+});
+
+it('a burst published at once through BabelPulsarClient, then a stop mid-flow: no handled message comes back', async () => {
+  // The library's producers send each message as its own entry (docs/pulsar-features.md#slow-consumers-on-a-shared-subscription):
+  // a batch entry partly acknowledged at the stop would come back whole, handled messages included.
+  const topic = uniqueTopic('intake-burst');
+  const publishing = newClient();
+  const publisher = new BabelPulsarClient({ client: publishing, topic });
+  try {
+    await Promise.all(range(400).map((n) => publisher.publish(URN, { n })));
+  } finally {
+    await publisher.close();
+    await publishing.close();
+  }
+  await stopMidFlowThenResume(topic);
 });
