@@ -41,11 +41,17 @@ export function startReceivePump<Message>(
         continue;
       }
       if (stopped) return; // left unacknowledged: the broker redelivers it once the consumer is closed
-      const waitFor = deliver(message);
+      let waitFor: PushResult;
+      try {
+        waitFor = deliver(message);
+      } catch {
+        // The taker reports its own failures; a throw here must neither stop the intake nor reach the process.
+        continue;
+      }
       if (waitFor) await waitFor.catch(() => undefined);
     }
   };
-  void pump();
+  void pump().catch(() => undefined);
   return {
     stop() {
       stopped = true;

@@ -103,6 +103,24 @@ describe('startReceivePump', () => {
     expect(closedUnderneath.calls).toBe(1);
   });
 
+  it('goes on after a listener that throws', async () => {
+    const consumer = standInConsumer();
+    const seen: string[] = [];
+    const pump = startReceivePump(consumer, (message) => {
+      seen.push(message);
+      if (message === 'a') throw new Error('listener failed');
+      return undefined;
+    });
+    await turn();
+    consumer.answer('a');
+    await turn();
+    consumer.answer('b');
+    await turn();
+    expect(seen).toEqual(['a', 'b']);
+    expect(consumer.waiting).toBe(1);
+    pump.stop();
+  });
+
   it('retries after any other failure, backing off', async () => {
     jest.useFakeTimers();
     try {
