@@ -196,10 +196,10 @@ export class NativeClientAdapter implements PulsarClientLike {
     config: PulsarConsumerConfig,
     listener: (message: PulsarMessage) => PushResult,
   ): Promise<PulsarConsumer> {
-    if (config.receiverQueueSize === 0)
-      return this.subscribeWith({ ...config, listener: (raw) => listener(new NativeMessageAdapter(raw)) });
+    const deliver = (raw: NativeMessage): PushResult => listener(new NativeMessageAdapter(raw));
+    if (config.receiverQueueSize === 0) return this.subscribeWith({ ...config, listener: deliver });
     const consumer = await this.subscribeWith(config);
-    consumer.startPump((raw) => listener(new NativeMessageAdapter(raw)));
+    consumer.startPump(deliver);
     return consumer;
   }
 
@@ -331,7 +331,7 @@ class NativeConsumerAdapter implements PulsarConsumer {
   constructor(private readonly native: NativeConsumer) {}
 
   startPump(deliver: (message: NativeMessage) => PushResult): void {
-    this.pump = startReceivePump<NativeMessage>({ receive: () => this.native.receive() }, deliver);
+    this.pump = startReceivePump<NativeMessage>(this.native, deliver);
   }
 
   async receive(timeoutMs?: number): Promise<PulsarMessage> {
