@@ -2,6 +2,16 @@ import type { PulsarConsumer, PulsarConsumerConfig, PulsarMessage, PushResult } 
 
 export type { PushResult };
 
+/** What a consumer says of the messages it can take at once, so that a client may take several in one go. */
+export interface PushRoom {
+  /** How many more messages it takes before `deliver` returns a promise (that one included). */
+  room(): number;
+  /** Resolves once room() is at least `count`, or once it takes one message at a time (paused, stopping). */
+  roomFor(count: number): Promise<void>;
+}
+
+const NO_ROOM: PushRoom = { room: () => 0, roomFor: () => Promise.resolve() };
+
 /**
  * The hand-over between a client that pushes messages (the native adapter's receive pump) and the TopicConsumer
  * that takes them. Messages pushed before the consumer starts wait for it; after `close()` they are left
@@ -9,6 +19,7 @@ export type { PushResult };
  */
 export class PushFeed {
   private sink: ((message: PulsarMessage) => PushResult) | null = null;
+  private roomOfSink: PushRoom = NO_ROOM;
   private attached: () => void = () => {};
   private readonly ready = new Promise<void>((resolve) => {
     this.attached = resolve;
@@ -17,8 +28,15 @@ export class PushFeed {
   readonly deliver = (message: PulsarMessage): PushResult =>
     this.sink ? this.sink(message) : this.ready.then(() => this.sink?.(message));
 
-  attach(sink: (message: PulsarMessage) => PushResult): void {
+  /** What the consumer takes at once (see PushRoom); nothing before it starts, and one at a time after close. */
+  readonly room: PushRoom = {
+    room: () => this.roomOfSink.room(),
+    roomFor: (count) => this.roomOfSink.roomFor(count),
+  };
+
+  attach(sink: (message: PulsarMessage) => PushResult, room: PushRoom = NO_ROOM): void {
     this.sink = sink;
+    this.roomOfSink = room;
     this.attached();
   }
 
@@ -33,6 +51,7 @@ export interface PushSubscriber {
   subscribePush(
     config: PulsarConsumerConfig,
     listener: (message: PulsarMessage) => PushResult,
+    room?: PushRoom,
   ): Promise<PulsarConsumer>;
 }
 

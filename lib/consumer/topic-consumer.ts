@@ -36,8 +36,11 @@ export interface TopicConsumerOptions extends Omit<
 const DONE = Promise.resolve();
 const REPORTS_KEPT = 10_000;
 const PAUSED_HOLD_LIMIT = 1000;
-/** Pushed messages that may wait for a slot (at least `concurrency`) before the client is made to wait. */
-const WAITING_LIMIT = 16;
+/**
+ * Pushed messages that may wait for a slot (at least `concurrency`, never more than the receiver queue) before the
+ * client is made to wait: room for two of the native client's batches (lib/pulsar/native/adapter.ts).
+ */
+const WAITING_LIMIT = 64;
 
 /**
  * One topic's intake: takes messages (pushed by the client, or received in a loop), processes up to
@@ -59,7 +62,10 @@ export class TopicConsumer {
   private resumeWaiters: Array<() => void> = [];
   /** Messages the client handed over while paused, handled in order on resume (left for redelivery on stop). */
   private held: PulsarMessage[] = [];
-  private draining: Promise<void> | null = null;
+  /** Pushes waiting for every held message to have a slot (see acceptPushed): woken as the last one gets one. */
+  private heldWaiters: Array<() => void> = [];
+  /** A client waiting for room for several messages (see roomForPushedAtLeast). */
+  private roomWaiter: { count: number; wake(): void } | null = null;
 
   private readonly context: ProcessorContext;
   /** Pushed messages that may wait for a slot before the client is made to wait: never more than its queue. */
@@ -104,6 +110,8 @@ export class TopicConsumer {
    */
   async pause(): Promise<void> {
     this.paused = true;
+    // A client waiting for the held messages to get a slot goes on: what it pushes now is held for resume().
+    this.wakeHeldWaiters();
     await Promise.all([...this.inFlight]);
   }
 
@@ -112,7 +120,7 @@ export class TopicConsumer {
     if (!this.paused) return;
     this.paused = false;
     this.wakeResumeWaiters();
-    if (this.held.length > 0) void this.drainHeld();
+    this.pullHeld();
   }
 
   /** Handlers that passed their time-out and have not ended yet (a stall shows here). */
@@ -128,8 +136,12 @@ export class TopicConsumer {
   start(): void {
     if (this.started) return;
     this.started = true;
-    if (this.options.feed) this.options.feed.attach((message) => this.acceptPushed(message));
-    else this.loop = this.run();
+    if (this.options.feed) {
+      this.options.feed.attach((message) => this.acceptPushed(message), {
+        room: () => this.roomForPushed(),
+        roomFor: (count) => this.roomForPushedAtLeast(count),
+      });
+    } else this.loop = this.run();
   }
 
   /** Stops receiving, waits up to `timeoutMs` for in-flight messages, then closes the consumer. */
@@ -140,7 +152,7 @@ export class TopicConsumer {
     this.wakeResumeWaiters();
     // Never handed to a handler: left unacknowledged, the broker redelivers them once the consumer is closed.
     this.held = [];
-    await this.draining;
+    this.wakeHeldWaiters();
     await this.loop;
     if (this.inFlight.size > 0) {
       let timer: NodeJS.Timeout | undefined;
@@ -204,18 +216,37 @@ export class TopicConsumer {
     for (const wake of waiters) wake();
   }
 
-  /** Hands the held messages to handlers, one per free slot; stops at a new pause (or stop). */
-  private drainHeld(): Promise<void> {
-    this.draining ??= (async () => {
-      while (this.held.length > 0 && !this.paused && !this.stopping) {
-        await this.slotFree();
-        if (this.paused || this.stopping) break;
-        this.track(this.held.shift()!);
-      }
-    })().finally(() => {
-      this.draining = null;
-    });
-    return this.draining;
+  /**
+   * Hands held messages to handlers, in order, while slots are free: called as a slot frees, so a held message
+   * starts at once rather than a turn later. Wakes a waiting client once none is held (or on pause or stop).
+   */
+  private pullHeld(): void {
+    while (this.held.length > 0 && !this.paused && !this.stopping && this.hasFreeSlot()) this.track(this.held.shift()!);
+    if (this.held.length === 0 || this.paused || this.stopping) this.wakeHeldWaiters();
+    else this.wakeRoomWaiter();
+  }
+
+  private wakeHeldWaiters(): void {
+    const waiters = this.heldWaiters;
+    this.heldWaiters = [];
+    for (const wake of waiters) wake();
+    this.wakeRoomWaiter();
+  }
+
+  private wakeRoomWaiter(): void {
+    const waiter = this.roomWaiter;
+    if (!waiter) return;
+    const room = this.roomForPushed();
+    if (room >= waiter.count || room === 0) {
+      this.roomWaiter = null;
+      waiter.wake();
+    }
+  }
+
+  /** Resolves once every held message has a slot (or on pause or stop). */
+  private heldTaken(): Promise<void> {
+    if (this.held.length === 0 || this.paused || this.stopping) return DONE;
+    return new Promise((resolve) => this.heldWaiters.push(resolve));
   }
 
   /**
@@ -232,12 +263,30 @@ export class TopicConsumer {
     }
     this.held.push(message);
     if (!this.paused) {
-      const draining = this.drainHeld();
-      return this.held.length < this.waitingLimit ? undefined : draining;
+      this.pullHeld();
+      return this.held.length < this.waitingLimit ? undefined : this.heldTaken();
     }
     // The push returns at once while it can (a listener thread may serve other topics); the native client then asks
     // the broker for more, so past the limit it waits for resume(), and the broker keeps the rest.
     return this.held.length < (this.options.pausedHoldLimit ?? PAUSED_HOLD_LIMIT) ? undefined : this.whileResumed();
+  }
+
+  /**
+   * How many pushed messages acceptPushed() takes before it returns a promise, that one included: the free slots
+   * (while none wait), then the waiting room. None while paused or stopping, when the client takes one at a time.
+   */
+  private roomForPushed(): number {
+    if (this.paused || this.stopping) return 0;
+    const free = this.held.length === 0 && this.hasFreeSlot() ? this.options.concurrency - this.inFlight.size : 0;
+    return free + this.waitingLimit - this.held.length;
+  }
+
+  /** Resolves once roomForPushed() is at least `count`, or once it is 0 for a pause or a stop. */
+  private roomForPushedAtLeast(count: number): Promise<void> {
+    const room = this.roomForPushed();
+    if (room >= count || room === 0) return DONE;
+    this.roomWaiter?.wake();
+    return new Promise((resolve) => (this.roomWaiter = { count, wake: resolve }));
   }
 
   /** Resolves once a slot is free (or on stop); a wake-up that finds every slot still held waits again. */
@@ -285,6 +334,7 @@ export class TopicConsumer {
 
   private release(tracked: Promise<void>): void {
     this.inFlight.delete(tracked);
+    this.pullHeld();
     this.releaseSlotWaiters();
   }
 
@@ -317,6 +367,7 @@ export class TopicConsumer {
         `overdue handler for ${urn} on ${this.topic} ended ${Date.now() - since} ms after its time-out; ` +
           `its result was ignored${wasFull ? '; taking messages again' : ''}`,
       );
+      this.pullHeld();
       this.releaseSlotWaiters();
     });
   }

@@ -90,7 +90,9 @@ export async function openSubscription(
     for (const { from, config } of reads) {
       const feed = canPush(client) ? new PushFeed() : undefined;
       const pulsarConsumer =
-        feed && canPush(client) ? await client.subscribePush(config, feed.deliver) : await client.subscribe(config);
+        feed && canPush(client)
+          ? await client.subscribePush(config, feed.deliver, feed.room)
+          : await client.subscribe(config);
       opened.push(pulsarConsumer);
       const consumer = topicConsumer(model, deps, pulsarConsumer, feed, settlement);
       // The producers belong to the first entry alone, so that they are closed once.

@@ -22,7 +22,7 @@ import type {
 } from '../client-types.js';
 import { firstHostPort, probeTls, type TlsProbeTarget } from '../tls.js';
 import { nativeProducerConfig, refuseUnsupported } from './native-options.js';
-import { startReceivePump, type ReceivePump } from './receive-pump.js';
+import { startReceivePump, type PumpBatch, type ReceivePump, type TakerRoom } from './receive-pump.js';
 
 /** What the adapter needs of a raw native message (the package's Message class). */
 interface NativeMessage {
@@ -38,6 +38,7 @@ interface NativeMessage {
 
 interface NativeConsumer {
   receive(timeoutMs?: number): Promise<NativeMessage>;
+  batchReceive(): Promise<NativeMessage[]>;
   acknowledge(message: NativeMessage): Promise<null>;
   negativeAcknowledge(message: NativeMessage): void;
   close(): Promise<unknown>;
@@ -48,7 +49,19 @@ interface NativeConsumer {
 /** The native consumer config: ours, plus the push listener (called on the client's listener thread). */
 type NativeConsumerConfig = PulsarConsumerConfig & {
   listener?: (message: NativeMessage, consumer: unknown) => PushResult;
+  batchReceivePolicy?: { maxNumMessages: number; maxNumBytes: number; timeoutMs: number };
 };
+
+/** The addon's receiver queue when none is given (index.d.ts of pulsar-client). */
+const NATIVE_RECEIVER_QUEUE = 1000;
+/**
+ * A backlog is taken up to this many messages at a time: one promise from the addon instead of one per message.
+ * Never more than half the receiver queue, the share libpulsar asks the broker to refill at once, so that a full
+ * batch does not wait for a refill.
+ */
+const RECEIVE_BATCH = 32;
+/** How long a batch that is not full waits for the rest: the most a message waits for its batch. */
+const RECEIVE_BATCH_WAIT_MS = 2;
 
 /** The native producer settings the adapter fixes, on top of the library's own (index.d.ts of pulsar-client). */
 interface NativeProducerConfig extends PulsarProducerConfig {
@@ -189,24 +202,40 @@ export class NativeClientAdapter implements PulsarClientLike {
 
   /**
    * Subscribes and hands each message to `listener`, which may return a promise to hold the next one. The
-   * messages are taken with receive() (see receive-pump.ts); a zero receiver queue, where the addon cannot
-   * receive asynchronously, keeps the addon's own `listener`.
+   * messages are taken with receive() (see receive-pump.ts), a backlog several at a time when `room` says how many
+   * the listener takes before it returns a promise; a zero receiver queue, where the addon cannot receive
+   * asynchronously, keeps the addon's own `listener`.
    */
   async subscribePush(
     config: PulsarConsumerConfig,
     listener: (message: PulsarMessage) => PushResult,
+    room?: TakerRoom,
   ): Promise<PulsarConsumer> {
     const deliver = (raw: NativeMessage): PushResult => listener(new NativeMessageAdapter(raw));
     if (config.receiverQueueSize === 0) return this.subscribeWith({ ...config, listener: deliver });
-    const consumer = await this.subscribeWith(config);
-    consumer.startPump(deliver);
+    const size = Math.min(RECEIVE_BATCH, Math.floor((config.receiverQueueSize ?? NATIVE_RECEIVER_QUEUE) / 2));
+    const batched = room !== undefined && size > 1;
+    const consumer = await this.subscribeWith(
+      config,
+      batched
+        ? { batchReceivePolicy: { maxNumMessages: size, maxNumBytes: -1, timeoutMs: RECEIVE_BATCH_WAIT_MS } }
+        : {},
+    );
+    consumer.startPump(
+      deliver,
+      batched ? { size, room: () => room.room(), roomFor: (count) => room.roomFor(count) } : undefined,
+    );
     return consumer;
   }
 
-  private async subscribeWith(config: NativeConsumerConfig): Promise<NativeConsumerAdapter> {
+  /** `fixed`: the adapter's own settings, which the user's are not allowed to carry. */
+  private async subscribeWith(
+    config: NativeConsumerConfig,
+    fixed: Partial<NativeConsumerConfig> = {},
+  ): Promise<NativeConsumerAdapter> {
     refuseUnsupported('consumer', config);
     try {
-      return new NativeConsumerAdapter(await this.native.subscribe(config));
+      return new NativeConsumerAdapter(await this.native.subscribe({ ...config, ...fixed }));
     } catch (error) {
       const reason = await withTlsReason(this.native, reasonOf(error));
       throw new BabelQueueError(
@@ -330,8 +359,8 @@ class NativeConsumerAdapter implements PulsarConsumer {
 
   constructor(private readonly native: NativeConsumer) {}
 
-  startPump(deliver: (message: NativeMessage) => PushResult): void {
-    this.pump = startReceivePump<NativeMessage>(this.native, deliver);
+  startPump(deliver: (message: NativeMessage) => PushResult, batch?: PumpBatch): void {
+    this.pump = startReceivePump<NativeMessage>(this.native, deliver, batch);
   }
 
   async receive(timeoutMs?: number): Promise<PulsarMessage> {

@@ -4,6 +4,22 @@ import type { PushResult } from '../client-types.js';
 export interface ReceivingConsumer<Message> {
   /** Without a time-out the addon answers from its receiver queue at once, or when the next message arrives. */
   receive(): Promise<Message>;
+  /** Answers once `batch.size` messages are queued, or with what came when the batch's timer ends. */
+  batchReceive(): Promise<Message[]>;
+}
+
+/** What the taker says of the messages it can take at once (lib/consumer/push-feed.ts). */
+export interface TakerRoom {
+  /** How many more messages the taker accepts before it returns a promise (that one included). */
+  room(): number;
+  /** Resolves once room() is at least `count`, or once the taker takes one message at a time (paused, stopping). */
+  roomFor(count: number): Promise<void>;
+}
+
+/** Taking several messages at once, when the consumer was subscribed with a batch receive policy. */
+export interface PumpBatch extends TakerRoom {
+  /** The policy's `maxNumMessages`: a batch of fewer came back on its timer. */
+  size: number;
 }
 
 export interface ReceivePump {
@@ -12,26 +28,67 @@ export interface ReceivePump {
 }
 
 const MAX_BACKOFF_MS = 5_000;
+/** After a batch that came back short, this many single receives (doubling, up to the cap) before the next try. */
+const MAX_SINGLES_BETWEEN_TRIES = 256;
 const closedReason = /AlreadyClosed|ConsumerClosed|ConsumerNotInitialized/i;
 
 /**
- * Hands each message of a native consumer to `deliver`, asking for it with receive(). The addon's `listener`
- * would push instead, but its listener thread waits for the main thread after every message, which made it
- * several times slower than a receive answered from the receiver queue (docs/performance.md). One receive is
- * under way at a time, so messages keep their order, and a promise from `deliver` holds the next receive until
- * it settles, as the listener's did.
+ * Hands each message of a native consumer to `deliver`. The addon's `listener` would push instead, but its
+ * listener thread waits for the main thread after every message, which made it several times slower than a
+ * receive answered from the receiver queue (docs/performance.md). One receive is under way at a time, so messages
+ * keep their order, and a promise from `deliver` holds the next receive until it settles, as the listener's did.
+ *
+ * With `batch`, a backlog is taken `batch.size` at a time (one promise from the addon instead of one per message),
+ * and only once the taker has room for the whole batch (the pump waits for it while the taker is busy with what it
+ * holds), so no more is held than one at a time would hold. A batch that comes back short (the queue had fewer: its
+ * timer ended) means there is no backlog: the pump goes back to single receives, which answer the moment a message
+ * comes, and tries a batch again later. A taker with no room at all (paused) gets one message at a time.
  */
 export function startReceivePump<Message>(
   consumer: ReceivingConsumer<Message>,
   deliver: (message: Message) => PushResult,
+  batch?: PumpBatch,
 ): ReceivePump {
   let stopped = false;
   let failures = 0;
+  let singlesBetweenTries = 0;
+  let singlesBeforeTry = 0;
+
+  const take = async (): Promise<Message[] | Message> => {
+    let room = batch && singlesBeforeTry === 0 ? batch.room() : 0;
+    if (batch && room > 0 && room < batch.size) {
+      await batch.roomFor(batch.size);
+      room = batch.room();
+    }
+    if (!batch || room < batch.size) {
+      singlesBeforeTry = Math.max(0, singlesBeforeTry - 1);
+      return consumer.receive();
+    }
+    const messages = await consumer.batchReceive();
+    if (messages.length < batch.size) {
+      singlesBetweenTries = Math.min(Math.max(1, 2 * singlesBetweenTries), MAX_SINGLES_BETWEEN_TRIES);
+      singlesBeforeTry = singlesBetweenTries;
+    } else {
+      singlesBetweenTries = 0;
+    }
+    return messages;
+  };
+
+  /** The taker's promise, when it holds the next receive. */
+  const handOver = (message: Message): PushResult => {
+    try {
+      return deliver(message);
+    } catch {
+      // The taker reports its own failures; a throw here must neither stop the intake nor reach the process.
+      return undefined;
+    }
+  };
+
   const pump = async (): Promise<void> => {
     while (!stopped) {
-      let message: Message;
+      let taken: Message[] | Message;
       try {
-        message = await consumer.receive();
+        taken = await take();
         failures = 0;
       } catch (error) {
         // Closed (by us, or unsubscribed): nothing more comes. Anything else: the client reconnects on its own.
@@ -40,15 +97,11 @@ export function startReceivePump<Message>(
         await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** failures, MAX_BACKOFF_MS)));
         continue;
       }
-      if (stopped) return; // left unacknowledged: the broker redelivers it once the consumer is closed
-      let waitFor: PushResult;
-      try {
-        waitFor = deliver(message);
-      } catch {
-        // The taker reports its own failures; a throw here must neither stop the intake nor reach the process.
-        continue;
+      for (const message of Array.isArray(taken) ? taken : [taken]) {
+        if (stopped) return; // left unacknowledged: the broker redelivers it once the consumer is closed
+        const waitFor = handOver(message);
+        if (waitFor) await waitFor.catch(() => undefined);
       }
-      if (waitFor) await waitFor.catch(() => undefined);
     }
   };
   void pump().catch(() => undefined);

@@ -1,12 +1,13 @@
 // How a server takes messages from the broker, on the client under test: in publish order at concurrency 1, with
 // the default receiver queue and with a zero one (where the native client cannot receive asynchronously and keeps
-// its listener), and with a stop in the middle of a flow: every message handled once, nothing left on the backlog.
+// its listener), with a stop in the middle of a flow (the native client taking its backlog in batches of 5 and of
+// 32), and from a partitioned topic: every message handled once, in order per key, nothing left on the backlog.
 import { jest } from '@jest/globals';
 import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { BabelHandler, BabelPulsarClient, EnvelopeCodec, type PulsarClientLike } from '../../../lib/index.js';
 import { pulsarProperties } from '../../../lib/pulsar/index.js';
-import { backlog, newClient, sleep, uniqueTopic, waitFor } from '../../support/broker.js';
+import { backlog, newClient, sleep, uniqueTopic, waitFor, webUrl } from '../../support/broker.js';
 import { startService, type RunningService } from '../../support/nest-app.js';
 
 jest.setTimeout(90_000);
@@ -44,12 +45,16 @@ afterAll(async () => {
  * One send at a time, so each message is its own entry: Pulsar acknowledges a batch entry only as a whole (unless
  * the broker tracks batch indexes), so a stop inside a batch would bring its handled messages back with it.
  */
-async function publish(topic: string, from: number, count: number): Promise<void> {
+async function publish(topic: string, from: number, count: number, keyOf?: (n: number) => string): Promise<void> {
   const producer = await client.createProducer({ topic });
   try {
     for (let n = from; n < from + count; n++) {
       const envelope = EnvelopeCodec.make(URN, { n }, { queue: topic });
-      await producer.send({ data: EnvelopeCodec.encodeToBuffer(envelope), properties: pulsarProperties(envelope) });
+      await producer.send({
+        data: EnvelopeCodec.encodeToBuffer(envelope),
+        properties: pulsarProperties(envelope),
+        ...(keyOf && { partitionKey: keyOf(n) }),
+      });
     }
   } finally {
     await producer.close();
@@ -90,23 +95,49 @@ describe.each([
  * Starts an instance on a topic holding 400 messages, stops it mid-flow, starts the next: Failover at concurrency 1
  * keeps the order, and what was acknowledged is never handled again.
  */
-async function stopMidFlowThenResume(topic: string): Promise<void> {
+async function stopMidFlowThenResume(topic: string, receiverQueueSize?: number): Promise<void> {
   slowEvery = 2;
-  const first = await serviceOn(topic);
+  const first = await serviceOn(topic, receiverQueueSize);
   await waitFor('the first instance under way', () => handled.length >= 50, 60_000);
   await first.close();
   expect(handled.length).toBeLessThan(400);
-  await serviceOn(topic);
+  await serviceOn(topic, receiverQueueSize);
   await waitFor('all 400 handled', () => new Set(handled).size === 400, 60_000);
   await sleep(300);
   expect(handled).toEqual(range(400));
   await waitFor('an empty backlog', async () => (await backlog(topic)) === 0, 20_000);
 }
 
-it('a stop in the middle of a flow leaves the rest for the next instance: each message handled once', async () => {
-  const topic = uniqueTopic('intake-stop');
-  await publish(topic, 0, 400);
-  await stopMidFlowThenResume(topic);
+it.each([
+  ['the default receiver queue (10)', undefined],
+  ['a receiver queue of 1000', 1000],
+])(
+  'a stop in the middle of a flow, with %s, leaves the rest for the next instance: each handled once',
+  async (_name, receiverQueueSize) => {
+    const topic = uniqueTopic('intake-stop');
+    await publish(topic, 0, 400);
+    await stopMidFlowThenResume(topic, receiverQueueSize);
+  },
+);
+
+it('a backlog on a partitioned topic: every message handled once, in publish order per key', async () => {
+  const topic = uniqueTopic('intake-partitioned');
+  const created = await fetch(`${webUrl()}/admin/v2/persistent/public/default/${topic}/partitions`, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: '3',
+  });
+  expect(created.ok).toBe(true);
+  const keyOf = (n: number) => `key-${n % 5}`;
+  await publish(topic, 0, 300, keyOf);
+  await serviceOn(topic, 1000);
+  await waitFor('300 messages handled', () => handled.length >= 300, 60_000);
+  await sleep(300);
+  expect([...handled].sort((a, b) => a - b)).toEqual(range(300));
+  for (let key = 0; key < 5; key++) {
+    const ofKey = handled.filter((n) => keyOf(n) === `key-${key}`);
+    expect(ofKey).toEqual([...ofKey].sort((a, b) => a - b));
+  }
 });
 
 it('a burst published at once through BabelPulsarClient, then a stop mid-flow: no handled message comes back', async () => {

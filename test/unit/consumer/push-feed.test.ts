@@ -59,9 +59,9 @@ describe('TopicConsumer with a PushFeed', () => {
     const { consumer, feed, intake } = pushed(2, () => new Promise<void>((r) => releases.push(r)));
     intake.start();
     // The native client makes two native functions and parks its listener thread for any promise it is handed:
-    // two messages take the slots, 15 more wait here in order, the 16th waiting one makes the client wait.
-    for (let i = 0; i < 2 + 15; i++) expect(feed.deliver(message())).toBeUndefined();
-    expect(intake.heldCount).toBe(15);
+    // two messages take the slots, 63 more wait here in order, the 64th waiting one makes the client wait.
+    for (let i = 0; i < 2 + 63; i++) expect(feed.deliver(message())).toBeUndefined();
+    expect(intake.heldCount).toBe(63);
     const full = feed.deliver(message());
     expect(full).toBeInstanceOf(Promise);
     let resumed = false;
@@ -75,12 +75,12 @@ describe('TopicConsumer with a PushFeed', () => {
       await tick();
     }
     expect(resumed).toBe(true);
-    while (consumer.acked.length < 18) {
+    while (consumer.acked.length < 66) {
       releases.splice(0).forEach((release) => release());
       await tick();
     }
     await intake.stop(1000);
-    expect(consumer.acked).toHaveLength(18);
+    expect(consumer.acked).toHaveLength(66);
   });
 
   it('lets no more messages wait for a slot than the receiver queue holds (a slow consumer hoards no more)', async () => {
@@ -163,8 +163,8 @@ describe('TopicConsumer with a PushFeed', () => {
     let release: () => void = () => {};
     const { consumer, feed, intake } = pushed(1, () => new Promise<void>((r) => (release = r)));
     intake.start();
-    // One takes the only slot, 15 wait for it, the next one holds the client until a slot frees.
-    for (let i = 0; i < 16; i++) expect(feed.deliver(message())).toBeUndefined();
+    // One takes the only slot, 63 wait for it, the next one holds the client until a slot frees.
+    for (let i = 0; i < 64; i++) expect(feed.deliver(message())).toBeUndefined();
     const waiting = feed.deliver(message());
     expect(waiting).toBeInstanceOf(Promise);
     await tick();
@@ -177,5 +177,75 @@ describe('TopicConsumer with a PushFeed', () => {
     expect(consumer.acked).toHaveLength(1);
     expect(consumer.nacked).toHaveLength(0);
     expect(consumer.closed).toBe(true);
+  });
+
+  it('says how many messages it takes before the client must wait, in every state', async () => {
+    /** What room() said, and how many deliveries it took to get a promise back. */
+    const check = (feed: PushFeed) => {
+      const said = feed.room.room();
+      let taken = 0;
+      while (taken < 1000) {
+        taken += 1;
+        if (feed.deliver(message())) break;
+      }
+      return { said, taken };
+    };
+    const never = () => new Promise<void>(() => {});
+
+    const idle = pushed(4, never, 10);
+    expect(idle.feed.room.room()).toBe(0); // not started: nothing is taken at once
+    idle.intake.start();
+    expect(check(idle.feed)).toEqual({ said: 14, taken: 14 }); // 4 slots and a waiting room of 10 (its queue)
+
+    const some = pushed(4, never, 100);
+    some.intake.start();
+    for (let i = 0; i < 6; i++) some.feed.deliver(message()); // 4 run, 2 wait
+    expect(some.feed.room.room()).toBe(64 - 2);
+    expect(check(some.feed)).toEqual({ said: 62, taken: 62 });
+
+    const paused = pushed(2, async () => {});
+    paused.intake.start();
+    await paused.intake.pause();
+    expect(paused.feed.room.room()).toBe(0); // while paused the client takes one at a time
+
+    const stopped = pushed(2, async () => {});
+    stopped.intake.start();
+    await stopped.intake.stop(1000);
+    expect(stopped.feed.room.room()).toBe(0);
+    await Promise.all([idle.intake.stop(0), some.intake.stop(0)]);
+  });
+
+  it('makes a client that wants room for several wait until that much is free, or the consumer pauses or stops', async () => {
+    const releases: Array<() => void> = [];
+    const { feed, intake } = pushed(1, () => new Promise<void>((r) => releases.push(r)), 10);
+    intake.start();
+    for (let i = 0; i < 9; i++) feed.deliver(message()); // 1 runs, 8 wait: room for 2 more
+    expect(feed.room.room()).toBe(2);
+    let roomy = false;
+    void feed.room.roomFor(4).then(() => (roomy = true));
+    releases.shift()!(); // the next one runs: room for 3
+    await tick();
+    expect(feed.room.room()).toBe(3);
+    expect(roomy).toBe(false);
+    releases.shift()!();
+    await tick();
+    expect(roomy).toBe(true);
+    await expect(feed.room.roomFor(4)).resolves.toBeUndefined(); // enough already
+
+    let woken = false;
+    void feed.room.roomFor(100).then(() => (woken = true));
+    const paused = intake.pause();
+    await tick();
+    expect(woken).toBe(true); // paused: the client takes one at a time
+    releases.splice(0).forEach((release) => release());
+    await paused;
+    intake.resume();
+
+    let stoppedToo = false;
+    void feed.room.roomFor(100).then(() => (stoppedToo = true));
+    const stopping = intake.stop(1000);
+    releases.splice(0).forEach((release) => release());
+    await stopping;
+    expect(stoppedToo).toBe(true);
   });
 });
