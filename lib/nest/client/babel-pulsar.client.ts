@@ -1,49 +1,37 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { ClientProxy, type ReadPacket, type WritePacket } from '@nestjs/microservices';
-import { EventEmitter } from 'node:events';
 import { Observable } from 'rxjs';
 import { BabelQueueError } from '../../envelope/index.js';
 import { isMessageData as isData } from '../../envelope/producer-checks.js';
-import { clientKindFor, createPulsarClient } from '../../pulsar/client-factory.js';
+import { createPulsarClient } from '../../pulsar/client-factory.js';
 import type { ProducerOptionsSettings } from '../../pulsar/client-options.js';
-import { checkedProducerSettings } from './producer-settings.js';
 import type { PulsarClientLike } from '../../pulsar/client-types.js';
 import { loadOpenTelemetry, startPublishSpan } from '../../otel/tracing.js';
 import { BabelProducerPool, type PooledProducerState } from './producer-pool.js';
 import type { ProducerSource } from '../server/server-options.js';
 import { PublishError } from './publish-error.js';
-import { ReplyInbox, replyNamespaceOf, replyTopicName, type ReplyInboxStats } from './reply-inbox.js';
+import { withinPublishTimeout } from './publish-timeout.js';
+import { ClientEvents, type BabelClientEvents } from './client-events.js';
+import { ClientStatus } from './client-status.js';
+import { InFlightPublishes } from './in-flight.js';
+import { ReplyInbox, replyTopicName, type ReplyInboxStats } from './reply-inbox.js';
 import { requestReply, type RequestOptions } from './request.js';
 import { publishPayload } from '../../schema/message-payload.js';
 import { checkPayloadSchema } from '../../schema/payload-schema.js';
 import { isUrnContract, type UrnContract } from '../../schema/urn-contract.js';
-import { resolveOptions, type OptionsInput } from '../../options/option-table.js';
-import { checkTimeout, clientOptionTable, describe, raiseClientError } from './client-options.js';
+import type { OptionsInput } from '../../options/option-table.js';
+import { checkTimeout, type clientOptionTable, describe } from './client-options.js';
+import { checkedClientSettings } from './client-settings.js';
 
 /** The options of `new BabelPulsarClient(options)`. */
 export type BabelPulsarClientOptions = OptionsInput<typeof clientOptionTable>;
 
 export { DEFAULT_PUBLISH_TIMEOUT_MS } from './client-options.js';
 export type { RequestOptions } from './request.js';
+export type { BabelClientEvents } from './client-events.js';
+export type { BabelClientStatus } from './client-status.js';
 export type { PublishOptions } from './publish-message.js';
 import { preparePublish, type PublishOptions } from './publish-message.js';
-
-/** The client kind a service URL selects; undefined for a URL that connect() will refuse with its own error. */
-function kindOf(serviceUrl: string | undefined): string | undefined {
-  try {
-    return clientKindFor(serviceUrl);
-  } catch {
-    return undefined;
-  }
-}
-
-export type BabelClientStatus = 'connected' | 'disconnected' | 'closed';
-
-/** Events of `client.on(...)`. */
-export type BabelClientEvents = {
-  /** A publish the broker did not accept (the publish call rejects with the same error). */
-  error: (error: Error) => void;
-};
 
 const PACKET_UNSUPPORTED =
   "BabelPulsarClient does not take Nest's packet form of publish(): use send(urn, data) for a request, " +
@@ -60,18 +48,17 @@ const PACKET_UNSUPPORTED =
 // the values are BabelClientStatus.
 @Injectable()
 export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements OnApplicationShutdown {
-  private readonly events = new EventEmitter();
+  private readonly events = new ClientEvents();
   private readonly defaultTopic: string | undefined;
   private readonly tracing: boolean;
   private readonly publishTimeoutMs: number;
   private readonly logger = new Logger(BabelPulsarClient.name);
-  /** Failures already raised on the `error` event (emit() must not raise one twice). */
-  private readonly reported = new WeakSet<object>();
   private client: PulsarClientLike | undefined;
   private connecting: Promise<PulsarClientLike> | null = null;
   private ownPool: BabelProducerPool | undefined;
   private readonly producerSettings: ProducerOptionsSettings;
-  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly inFlight = new InFlightPublishes();
+  private readonly clientStatus = new ClientStatus((status) => this._status$.next(status));
   private closing: Promise<void> | null = null;
   private readonly requestTimeoutMs: number;
   private readonly replyNamespace: string;
@@ -80,46 +67,14 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
 
   constructor(private readonly options: BabelPulsarClientOptions) {
     super();
-    if (!options || typeof options !== 'object')
-      throw new BabelQueueError('BabelPulsarClient needs options: { client, topic } or { serviceUrl, topic }');
-    const {
-      client,
-      serviceUrl,
-      topic,
-      telemetry,
-      publishTimeoutMs,
-      requestTimeoutMs,
-      replyNamespace,
-      producers,
-      producerOptions,
-      producerOptionsByTopic,
-    } = resolveOptions(clientOptionTable, options as Record<string, unknown>, 'options', raiseClientError);
-    if (client !== undefined && serviceUrl !== undefined) {
-      throw new BabelQueueError('BabelPulsarClient takes either client or serviceUrl, not both');
-    }
-    if (client === undefined && serviceUrl === undefined) {
-      throw new BabelQueueError('BabelPulsarClient needs a client (a ready Pulsar client) or a serviceUrl');
-    }
-    if (topic !== undefined) this.defaultTopic = topic;
-    if (producers !== undefined && (producerOptions ?? producerOptionsByTopic) !== undefined) {
-      throw new BabelQueueError(
-        'options.producerOptions and options.producerOptionsByTopic apply to the producers this client creates; ' +
-          'with options.producers, give them to that source (e.g. new BabelProducerPool(client, { producerOptions }))',
-      );
-    }
-    // Checked now (against the client when it is given), so that a setting the client cannot honour fails here.
-    this.producerSettings = checkedProducerSettings(
-      client ?? kindOf(serviceUrl),
-      { producerOptions, producerOptionsByTopic },
-      'options.',
-      raiseClientError,
-    );
-    this.tracing = telemetry.tracing;
-    this.publishTimeoutMs = publishTimeoutMs;
-    this.requestTimeoutMs = requestTimeoutMs;
-    this.replyNamespace = replyNamespace ?? replyNamespaceOf(topic);
-    this.client = client;
-    this.events.on('error', () => undefined); // an 'error' without listeners must not throw
+    const settings = checkedClientSettings(options);
+    if (settings.topic !== undefined) this.defaultTopic = settings.topic;
+    this.producerSettings = settings.producerSettings;
+    this.tracing = settings.tracing;
+    this.publishTimeoutMs = settings.publishTimeoutMs;
+    this.requestTimeoutMs = settings.requestTimeoutMs;
+    this.replyNamespace = settings.replyNamespace;
+    this.client = settings.client;
     this.initializeSerializer({});
     this.initializeDeserializer({});
   }
@@ -142,7 +97,7 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     this.assertOpen();
     const client = await this.ensureClient();
     if (this.defaultTopic !== undefined) await this.producers().producerFor(this.defaultTopic);
-    this.setStatus('connected');
+    this.clientStatus.set('connected');
     return client;
   }
 
@@ -168,11 +123,11 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     }
     if (isUrnContract(first)) {
       const schema = options?.schema ?? first.schema;
-      return this.track(
+      return this.inFlight.track(
         this.publishEnvelope(first.urn, second, { ...options, ...(schema !== undefined && { schema }) }),
       );
     }
-    return this.track(this.publishEnvelope(first as string, second, options));
+    return this.inFlight.track(this.publishEnvelope(first as string, second, options));
   }
 
   /**
@@ -192,7 +147,7 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
         assertOpen: () => this.assertOpen(),
         inbox: () => this.replies(),
         defaultTimeoutMs: this.requestTimeoutMs,
-        publish: (urn, given, publish) => this.track(this.publishEnvelope(urn, given, publish)),
+        publish: (urn, given, publish) => this.inFlight.track(this.publishEnvelope(urn, given, publish)),
       },
       pattern,
       data,
@@ -213,14 +168,14 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
   /** Stops accepting publishes, waits for those under way, then closes the producers and client it owns. Idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      await Promise.allSettled([...this.inFlight]);
+      await this.inFlight.settled();
       await this.inbox?.close();
       await this.ownPool?.close();
       if (this.options.serviceUrl !== undefined) {
         const client = this.client ?? (await this.connecting?.catch(() => undefined));
         await client?.close();
       }
-      this.setStatus('closed');
+      this.clientStatus.set('closed');
     })();
     return this.closing;
   }
@@ -237,7 +192,7 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
   }
 
   override on<K extends keyof BabelClientEvents>(event: K, callback: BabelClientEvents[K]): void {
-    this.events.on(event, callback as (...args: unknown[]) => void);
+    this.events.on(event, callback);
   }
 
   /** Producers of this client's own pool (empty when the producers come from elsewhere). */
@@ -253,11 +208,7 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
   override emit<TResult = string, TInput = unknown>(pattern: unknown, data: TInput): Observable<TResult> {
     const source = super.emit<TResult, TInput>(pattern, data);
     source.subscribe({
-      error: (error: unknown) => {
-        const failure = error instanceof Error ? error : new BabelQueueError(String(error));
-        this.logger.error(`emit(${JSON.stringify(pattern) ?? String(pattern)}) failed: ${failure.message}`);
-        this.raise(failure);
-      },
+      error: (error: unknown) => this.events.emitFailed(this.logger, pattern, error),
     });
     return source;
   }
@@ -271,7 +222,7 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     // Nest 12: a dispatch hook (setOnDispatchHook) may attach metadata; it travels as extra properties.
     const metadata = (packet as { metadata?: Record<string, string> }).metadata;
     const options: PublishOptions = metadata && typeof metadata === 'object' ? { headers: { ...metadata } } : {};
-    return (await this.track(this.publishEnvelope(pattern, data, options))) as T;
+    return (await this.inFlight.track(this.publishEnvelope(pattern, data, options))) as T;
   }
 
   private async publishEnvelope(urn: string, given: unknown, options: PublishOptions): Promise<string> {
@@ -296,58 +247,28 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
     const timeoutMs =
       options.timeoutMs === undefined ? this.publishTimeoutMs : checkTimeout(options.timeoutMs, 'options.timeoutMs');
     try {
-      await this.withinTimeout(topic, id, timeoutMs, async () => {
-        await this.ensureClient();
-        const producer = await this.producers().producerFor(topic);
-        try {
-          await producer.send(message);
-        } catch (error) {
-          // The id travels with the error: a retry with { id } cannot create a second message.
-          const failure = new PublishError(error, id, topic);
-          this.raise(failure);
-          throw failure;
-        }
-      });
+      await withinPublishTimeout(
+        { topic, id, timeoutMs, clientOptions: this.options, events: this.events },
+        async () => {
+          await this.ensureClient();
+          const producer = await this.producers().producerFor(topic);
+          try {
+            await producer.send(message);
+          } catch (error) {
+            // The id travels with the error: a retry with { id } cannot create a second message.
+            const failure = new PublishError(error, id, topic);
+            this.events.raise(failure);
+            throw failure;
+          }
+        },
+      );
     } catch (error) {
       trace?.end(id, error);
       throw error;
     }
     trace?.end(id);
-    this.setStatus('connected');
+    this.clientStatus.set('connected');
     return id;
-  }
-
-  /** Runs the broker side of a publish; past `timeoutMs` it rejects with a PublishError saying what to check. */
-  private async withinTimeout(topic: string, id: string, timeoutMs: number, work: () => Promise<void>): Promise<void> {
-    if (timeoutMs === 0) return work();
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => {
-        const where = this.options.serviceUrl === undefined ? '' : ` at ${this.options.serviceUrl}`;
-        const cause = new BabelQueueError(
-          `publish to ${topic} got no answer from the broker within ${timeoutMs} ms (TimeOut): is the broker running ` +
-            `and reachable${where}, may this client produce to the topic, and does its namespace exist? ` +
-            '(publishTimeoutMs / publish(..., { timeoutMs }) sets the wait)',
-        );
-        const failure = new PublishError(cause, id, topic);
-        this.raise(failure);
-        reject(failure);
-      }, timeoutMs);
-      timer.unref?.();
-    });
-    const running = work();
-    running.catch(() => undefined); // a late failure after the time-out was already reported
-    try {
-      await Promise.race([running, timedOut]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  private raise(failure: Error): void {
-    if (this.reported.has(failure)) return;
-    this.reported.add(failure);
-    this.events.emit('error', failure);
   }
 
   /** The data to send: validated against the publish's schema and its sensitive fields encrypted, if it has one. */
@@ -383,20 +304,11 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
       },
       (error: unknown) => {
         this.connecting = null; // the next call tries again
-        this.setStatus('disconnected');
+        this.clientStatus.set('disconnected');
         throw error;
       },
     );
     return this.connecting;
-  }
-
-  /** The last status told to `status`; each publish confirms 'connected', which is told only when it changes. */
-  private lastStatus: BabelClientStatus | null = null;
-
-  private setStatus(status: BabelClientStatus): void {
-    if (status === this.lastStatus) return;
-    this.lastStatus = status;
-    this._status$.next(status);
   }
 
   private assertOpen(): void {
@@ -405,12 +317,5 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
         'BabelPulsarClient is closed (the application is shutting down or close() was called): nothing was published',
       );
     }
-  }
-
-  private track<T>(promise: Promise<T>): Promise<T> {
-    this.inFlight.add(promise);
-    const forget = () => this.inFlight.delete(promise);
-    promise.then(forget, forget);
-    return promise;
   }
 }
