@@ -1,14 +1,7 @@
 import type { PulsarConsumer, PulsarConsumerConfig, PulsarMessage, PushResult } from '../pulsar/client-types.js';
+import type { PushRoom } from '../pulsar/push-room.js';
 
 export type { PushResult };
-
-/** What a consumer says of the messages it can take at once, so that a client may take several in one go. */
-export interface PushRoom {
-  /** How many more messages it takes before `deliver` returns a promise (that one included). */
-  room(): number;
-  /** Resolves once room() is at least `count`, or once it takes one message at a time (paused, stopping). */
-  roomFor(count: number): Promise<void>;
-}
 
 const NO_ROOM: PushRoom = { room: () => 0, roomFor: () => Promise.resolve() };
 

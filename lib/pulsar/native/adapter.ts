@@ -22,7 +22,8 @@ import type {
 } from '../client-types.js';
 import { firstHostPort, probeTls, type TlsProbeTarget } from '../tls.js';
 import { nativeProducerConfig, refuseUnsupported } from './native-options.js';
-import { startReceivePump, type PumpBatch, type ReceivePump, type TakerRoom } from './receive-pump.js';
+import type { PushRoom } from '../push-room.js';
+import { startReceivePump, type PumpBatch, type ReceivePump } from './receive-pump.js';
 
 /** What the adapter needs of a raw native message (the package's Message class). */
 interface NativeMessage {
@@ -209,7 +210,7 @@ export class NativeClientAdapter implements PulsarClientLike {
   async subscribePush(
     config: PulsarConsumerConfig,
     listener: (message: PulsarMessage) => PushResult,
-    room?: TakerRoom,
+    room?: PushRoom,
   ): Promise<PulsarConsumer> {
     const deliver = (raw: NativeMessage): PushResult => listener(new NativeMessageAdapter(raw));
     if (config.receiverQueueSize === 0) return this.subscribeWith({ ...config, listener: deliver });
@@ -221,10 +222,7 @@ export class NativeClientAdapter implements PulsarClientLike {
         ? { batchReceivePolicy: { maxNumMessages: size, maxNumBytes: -1, timeoutMs: RECEIVE_BATCH_WAIT_MS } }
         : {},
     );
-    consumer.startPump(
-      deliver,
-      batched ? { size, room: () => room.room(), roomFor: (count) => room.roomFor(count) } : undefined,
-    );
+    consumer.startPump(deliver, batched ? { size, taker: room } : undefined);
     return consumer;
   }
 

@@ -1,4 +1,5 @@
 import type { PushResult } from '../client-types.js';
+import type { PushRoom } from '../push-room.js';
 
 /** What the pump needs of a raw native consumer. */
 export interface ReceivingConsumer<Message> {
@@ -8,18 +9,12 @@ export interface ReceivingConsumer<Message> {
   batchReceive(): Promise<Message[]>;
 }
 
-/** What the taker says of the messages it can take at once (lib/consumer/push-feed.ts). */
-export interface TakerRoom {
-  /** How many more messages the taker accepts before it returns a promise (that one included). */
-  room(): number;
-  /** Resolves once room() is at least `count`, or once the taker takes one message at a time (paused, stopping). */
-  roomFor(count: number): Promise<void>;
-}
-
 /** Taking several messages at once, when the consumer was subscribed with a batch receive policy. */
-export interface PumpBatch extends TakerRoom {
+export interface PumpBatch {
   /** The policy's `maxNumMessages`: a batch of fewer came back on its timer. */
   size: number;
+  /** What the taker can take at once. */
+  taker: PushRoom;
 }
 
 export interface ReceivePump {
@@ -55,10 +50,10 @@ export function startReceivePump<Message>(
   let singlesBeforeTry = 0;
 
   const take = async (): Promise<Message[] | Message> => {
-    let room = batch && singlesBeforeTry === 0 ? batch.room() : 0;
+    let room = batch && singlesBeforeTry === 0 ? batch.taker.room() : 0;
     if (batch && room > 0 && room < batch.size) {
-      await batch.roomFor(batch.size);
-      room = batch.room();
+      await batch.taker.roomFor(batch.size);
+      room = batch.taker.room();
     }
     if (!batch || room < batch.size) {
       singlesBeforeTry = Math.max(0, singlesBeforeTry - 1);

@@ -4,6 +4,7 @@
 import { checkClientOptions } from '../../../../lib/pulsar/client-options.js';
 import { toLibraryClient } from '../../../../lib/pulsar/native/adapter.js';
 import type { PulsarClientLike, PulsarConsumerConfig } from '../../../../lib/pulsar/client-types.js';
+import type { PushRoom } from '../../../../lib/pulsar/push-room.js';
 
 function standInNativeClient() {
   const subscribed: Array<Record<string, unknown>> = [];
@@ -30,7 +31,7 @@ function standInNativeClient() {
     subscribePush(
       config: PulsarConsumerConfig,
       listener: () => undefined,
-      room?: () => number,
+      room?: PushRoom,
     ): Promise<{ close(): Promise<unknown> }>;
   };
   return { adapter, subscribed };
@@ -43,7 +44,7 @@ async function policyFor(config: Partial<PulsarConsumerConfig>, withRoom = true)
   const consumer = await adapter.subscribePush(
     { ...base, ...config },
     () => undefined,
-    withRoom ? () => 100 : undefined,
+    withRoom ? { room: () => 100, roomFor: () => Promise.resolve() } : undefined,
   );
   await consumer.close();
   return { policy: subscribed[0]!.batchReceivePolicy, listener: subscribed[0]!.listener };

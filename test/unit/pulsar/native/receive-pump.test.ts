@@ -173,10 +173,12 @@ describe('startReceivePump', () => {
         letGo: () => {},
         batch: {
           size,
-          room: () => room.value,
-          roomFor: (count: number) => {
-            room.asked.push(count);
-            return new Promise<void>((resolve) => (room.letGo = resolve));
+          taker: {
+            room: () => room.value,
+            roomFor: (count: number) => {
+              room.asked.push(count);
+              return new Promise<void>((resolve) => (room.letGo = resolve));
+            },
           },
         },
       };
