@@ -2,8 +2,7 @@
 // BENCH_MESSAGES envelopes, then drains them with one consumer of bench/compare.bench.mjs and prints its figures.
 // consumer: floor (raw native listener, contract reads + acknowledge), native, websocket.
 import 'reflect-metadata';
-import { Controller, Injectable, Module, UseGuards, UseInterceptors, UsePipes } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { Controller, Injectable, UseGuards, UseInterceptors, UsePipes } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -11,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import * as lib from '../dist/esm/index.js';
 import { pulsarProperties } from '../dist/esm/pulsar/index.js';
+import { startModuleApp } from './module-app.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const Native = createRequire(path.join(root, 'package.json'))('pulsar-client');
@@ -110,22 +110,23 @@ if (kind === 'floor') {
   }
   lib.BabelHandler(URN)(Sink.prototype, 'consume', descriptor);
   Controller()(Sink);
-  class BenchModule {}
-  Module({ controllers: [Sink] })(BenchModule);
-  const server = new lib.BabelPulsarServer({
-    client: kind === 'native' ? client : new lib.PulsarWebSocketClient({ serviceUrl: 'http://127.0.0.1:8080' }),
-    topics: topic,
-    concurrency,
-    ...(process.env.BENCH_RECEIVER_QUEUE !== 'default' && {
-      receiverQueueSize: Number(process.env.BENCH_RECEIVER_QUEUE ?? 1000),
-    }),
-    subscriptionInitialPosition: 'Earliest',
-    subscription: 'bench',
-    logger: { log() {}, warn() {}, error() {}, debug() {} },
+  // The app as users build it: the module from a service URL (bench/module-app.mjs).
+  const running = await startModuleApp({
+    lib,
+    connection: { serviceUrl: kind === 'native' ? serviceUrl : 'http://127.0.0.1:8080' },
+    topic,
+    consumer: {
+      concurrency,
+      ...(process.env.BENCH_RECEIVER_QUEUE !== undefined &&
+        process.env.BENCH_RECEIVER_QUEUE !== 'default' && {
+          receiverQueueSize: Number(process.env.BENCH_RECEIVER_QUEUE),
+        }),
+      subscriptionInitialPosition: 'Earliest',
+      subscription: 'bench',
+    },
+    controllers: [Sink],
   });
-  const app = await NestFactory.createMicroservice(BenchModule, { strategy: server, logger: false });
-  await app.listen();
-  close = () => app.close();
+  close = () => running.close();
 }
 const result = await finished;
 await close();

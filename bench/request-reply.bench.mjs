@@ -1,23 +1,25 @@
 // Benchmark (not a test): request/response latency (docs/request-response.md) against the real broker, on both
-// clients, at a steady 100 and 1,000 requests/s: client.send() until its reply arrives, next to a publish + handle of
-// the same message (publish() until the handler runs). p50 / p99 in ms. BENCH_SECONDS=<n> sets each run's length.
+// clients, at a steady 100, 500 and 1,000 requests/s: client.send() until its reply arrives, next to a publish +
+// handle of the same message (publish() until the handler runs). p50 / p99 in ms. BENCH_SECONDS=<n> sets each run's
+// length. The app is built as users build it (bench/module-app.mjs): the module from a service URL, and the caller
+// is the module's own BabelPulsarClient.
 import 'reflect-metadata';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { Controller, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
 import { lastValueFrom } from 'rxjs';
-import { BabelHandler, BabelPulsarClient, BabelPulsarServer, PulsarWebSocketClient } from '../dist/esm/index.js';
+import * as lib from '../dist/esm/index.js';
 import { ensureBroker, stopBroker } from '../scripts/lib/broker.mjs';
 import { ensureNativeClient } from '../scripts/lib/native-client.mjs';
+import { startModuleApp } from './module-app.mjs';
 
+const { BabelHandler } = lib;
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const quiet = { log() {}, warn() {}, error() {}, debug() {} };
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const percentile = (values, p) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -44,8 +46,6 @@ for (const [method, urn] of [
   BabelHandler(urn)(Handlers.prototype, method, descriptor);
 }
 Controller()(Handlers);
-class BenchModule {}
-Module({ controllers: [Handlers] })(BenchModule);
 
 /** Calls `once(i)` `rate` times a second for SECONDS seconds, in 10 ms steps; resolves to every call's promise. */
 async function paced(rate, once) {
@@ -63,15 +63,17 @@ async function paced(rate, once) {
   return Promise.all(calls);
 }
 
-async function measure(makeClient, rate) {
+async function measure(serviceUrl, rate) {
   const topic = `bench-rpc-${randomUUID().slice(0, 8)}`;
-  const client = makeClient();
-  const server = new BabelPulsarServer({ client, topics: topic, concurrency: 32, logger: quiet });
-  const app = await NestFactory.createMicroservice(BenchModule, { strategy: server, logger: false });
-  await app.listen();
-  const caller = new BabelPulsarClient({ client, topic });
+  const running = await startModuleApp({
+    lib,
+    connection: { serviceUrl },
+    topic,
+    consumer: { concurrency: 32 },
+    controllers: [Handlers],
+  });
+  const caller = running.client;
   try {
-    await caller.connect();
     await lastValueFrom(caller.send('urn:babel:bench:quote', { i: -1 })); // opens the reply topic
     const requests = await paced(rate, async (i) => {
       const started = performance.now();
@@ -88,19 +90,14 @@ async function measure(makeClient, rate) {
     const oneWay = sentAt.map((started, i) => handledAt.get(i) - started);
     return { requests, oneWay, stats: caller.replyStats };
   } finally {
-    await caller.close();
-    await app.close();
-    await client.close();
+    await running.close();
   }
 }
 
 ensureNativeClient();
-const Native = createRequire(path.join(root, 'package.json'))('pulsar-client');
+createRequire(path.join(root, 'package.json'))('pulsar-client');
 const broker = await ensureBroker();
-const clients = {
-  native: () => new Native.Client({ serviceUrl: broker.serviceUrl }),
-  websocket: () => new PulsarWebSocketClient({ serviceUrl: broker.webUrl }),
-};
+const clients = { native: broker.serviceUrl, websocket: broker.webUrl };
 try {
   console.log(`request/response vs publish + handle, ${SECONDS} s per run (ms)`);
   console.log(
@@ -113,9 +110,9 @@ try {
     'lost'.padStart(5),
     'late'.padStart(5),
   );
-  for (const [name, makeClient] of Object.entries(clients)) {
-    for (const rate of [100, 1000]) {
-      const { requests, oneWay, stats } = await measure(makeClient, rate);
+  for (const [name, serviceUrl] of Object.entries(clients)) {
+    for (const rate of [100, 500, 1000]) {
+      const { requests, oneWay, stats } = await measure(serviceUrl, rate);
       console.log(
         name.padEnd(10),
         String(rate).padStart(6),

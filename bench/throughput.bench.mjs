@@ -1,16 +1,16 @@
-// Benchmark (not a test): end-to-end throughput and memory of BabelPulsarServer against the real broker:
-// N messages published with BabelPulsarClient, consumed by a Nest microservice, at several concurrency levels.
-// Uses the broker on PULSAR_WEB_URL or 127.0.0.1:8080, starting one if none answers. BENCH_MESSAGES=<n> to tune.
+// Benchmark (not a test): end-to-end throughput and memory of a module-built app (bench/module-app.mjs) against the
+// real broker: N messages published with the module's BabelPulsarClient, consumed by its server, at several
+// concurrency levels, over the WebSocket client. Uses the broker on PULSAR_WEB_URL or 127.0.0.1:8080, starting one
+// if none answers. BENCH_MESSAGES=<n> to tune.
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
-import { Controller, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { Controller } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
-import { BabelHandler, BabelPulsarClient, BabelPulsarServer, PulsarWebSocketClient } from '../dist/esm/index.js';
+import * as lib from '../dist/esm/index.js';
 import { ensureBroker, stopBroker } from '../scripts/lib/broker.mjs';
+import { startModuleApp } from './module-app.mjs';
 
 const COUNT = Number(process.env.BENCH_MESSAGES ?? 2000);
-const quiet = { log() {}, warn() {}, error() {}, debug() {} };
 
 async function run(webUrl, concurrency) {
   const topic = `bench-${randomUUID().slice(0, 8)}`;
@@ -25,16 +25,17 @@ async function run(webUrl, concurrency) {
   }
   const descriptor = Object.getOwnPropertyDescriptor(Sink.prototype, 'consume');
   Payload()(Sink.prototype, 'consume', 0);
-  BabelHandler('urn:babel:bench:tick')(Sink.prototype, 'consume', descriptor);
+  lib.BabelHandler('urn:babel:bench:tick')(Sink.prototype, 'consume', descriptor);
   Controller()(Sink);
-  class BenchModule {}
-  Module({ controllers: [Sink] })(BenchModule);
 
-  const client = new PulsarWebSocketClient({ serviceUrl: webUrl });
-  const server = new BabelPulsarServer({ client, topics: topic, concurrency, receiverQueueSize: 500, logger: quiet });
-  const app = await NestFactory.createMicroservice(BenchModule, { strategy: server, logger: false });
-  await app.listen();
-  const publisher = new BabelPulsarClient({ client, topic });
+  const running = await startModuleApp({
+    lib,
+    connection: { serviceUrl: webUrl },
+    topic,
+    consumer: { concurrency },
+    controllers: [Sink],
+  });
+  const publisher = running.client;
   const rssBefore = process.memoryUsage().rss;
   const started = process.hrtime.bigint();
   const sends = [];
@@ -44,9 +45,7 @@ async function run(webUrl, concurrency) {
   await finished;
   const ended = process.hrtime.bigint();
   const rssPeak = process.memoryUsage().rss;
-  await app.close();
-  await publisher.close();
-  await client.close();
+  await running.close();
   const seconds = (a, b) => Number(b - a) / 1e9;
   return {
     concurrency,

@@ -22,6 +22,8 @@ const all = ['unit', 'conformance', 'integration', 'chaos', 'interop'];
 const brokerProjects = new Set(['integration', 'chaos', 'interop']);
 /** Suites about the WebSocket client itself (or that need its TCP-proxy path): they run once, on it. */
 const webSocketOnly = ['/test/integration/websocket/', '/test/chaos/network.test.ts'];
+/** The suite the native client also runs with a single libuv pool thread. */
+const poolOfOneTest = 'test/integration/module/real-service.test.ts';
 /** Projects whose files share one broker they kill and restart: their files run one at a time. */
 const serialProjects = new Set(['chaos']);
 
@@ -138,6 +140,16 @@ if (runNative)
     projects.filter((name) => brokerProjects.has(name)),
     webSocketOnly,
   );
+// The service-shaped app once more on the native client with a single libuv pool thread: anything in the library that
+// held a pool thread while waiting would stall it (a full run only; a named file runs as asked).
+if (runNative && projects.includes('integration') && passThrough.length === 0)
+  runs.push({
+    client: 'native',
+    projects: ['integration'],
+    paths: [poolOfOneTest],
+    env: { UV_THREADPOOL_SIZE: '1' },
+    label: 'UV_THREADPOOL_SIZE=1',
+  });
 
 // The chaos suites start a broker of their own; one started for the first client's run serves the second.
 const chaosRuns = runs.filter((run) => run.projects.includes('chaos')).length;
@@ -181,11 +193,15 @@ let jestFailed = false;
 const summary = [];
 try {
   for (const run of runs) {
-    const resultsFile = path.join(root, 'test-results', `jest-${run.client}-${run.projects.join('-')}.json`);
+    const resultsFile = path.join(
+      root,
+      'test-results',
+      `jest-${run.client}-${run.projects.join('-')}${run.env ? '-pool-of-one' : ''}.json`,
+    );
     fs.mkdirSync(path.dirname(resultsFile), { recursive: true });
     fs.rmSync(resultsFile, { force: true });
     console.log(
-      `\n[${run.client}] Jest: ${run.projects.join(', ')}${run.client === 'native' ? ' (native pulsar-client)' : ''}`,
+      `\n[${run.client}] Jest: ${run.projects.join(', ')}${run.client === 'native' ? ' (native pulsar-client)' : ''}${run.label ? `, ${run.label}` : ''}`,
     );
     const jest = await runJest(
       [
@@ -199,8 +215,9 @@ try {
         '--json',
         `--outputFile=${resultsFile}`,
         ...passThrough,
+        ...(run.paths ?? []),
       ],
-      { cwd: root, stdio: 'inherit', env: { ...process.env, BQ_TEST_CLIENT: run.client } },
+      { cwd: root, stdio: 'inherit', env: { ...process.env, ...run.env, BQ_TEST_CLIENT: run.client } },
       resultsFile,
     );
     if (jest.status !== 0 && !(jest.hung && jestSucceeded(resultsFile))) jestFailed = true;
@@ -211,7 +228,7 @@ try {
       passed += results.numPassedTests;
       failed += runFailed;
       summary.push(
-        `[${run.client}] ${run.projects.join(', ')}: ${results.numPassedTests} passed, ${runFailed} failed, ${results.numPendingTests} skipped`,
+        `[${run.client}${run.label ? `, ${run.label}` : ''}] ${run.projects.join(', ')}: ${results.numPassedTests} passed, ${runFailed} failed, ${results.numPendingTests} skipped`,
       );
     } else {
       failed += 1;

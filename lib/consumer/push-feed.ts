@@ -1,4 +1,4 @@
-import type { PulsarConsumer, PulsarConsumerConfig, PulsarMessage, PushResult } from '../pulsar/client-types.js';
+import type { PulsarMessage, PushResult } from '../pulsar/client-types.js';
 import type { PushRoom } from '../pulsar/push-room.js';
 
 export type { PushResult };
@@ -6,7 +6,7 @@ export type { PushResult };
 const NO_ROOM: PushRoom = { room: () => 0, roomFor: () => Promise.resolve() };
 
 /**
- * The hand-over between a client that pushes messages (the native adapter's receive pump) and the TopicConsumer
+ * The hand-over between a client's intake (`LibraryClient.subscribePush`) and the TopicConsumer
  * that takes them. Messages pushed before the consumer starts wait for it; after `close()` they are left
  * unacknowledged, for redelivery.
  */
@@ -38,15 +38,3 @@ export class PushFeed {
     this.attach(() => undefined);
   }
 }
-
-/** A client that pushes messages to a listener, holding the next one while the listener's promise runs. */
-export interface PushSubscriber {
-  subscribePush(
-    config: PulsarConsumerConfig,
-    listener: (message: PulsarMessage) => PushResult,
-    room?: PushRoom,
-  ): Promise<PulsarConsumer>;
-}
-
-export const canPush = (client: object): client is PushSubscriber =>
-  typeof (client as Partial<PushSubscriber>).subscribePush === 'function';

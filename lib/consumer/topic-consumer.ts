@@ -1,5 +1,5 @@
 import type { PulsarMessage } from '../pulsar/client-types.js';
-import { isReceiveTimeout } from '../pulsar/receive-timeout.js';
+import { startReceivePump, type ReceivePump } from '../pulsar/receive-pump.js';
 import { HandlerDeadlines } from './handler-timeout.js';
 import { NackCount } from './nack-count.js';
 import { asError } from './hooks.js';
@@ -11,16 +11,22 @@ export interface TopicConsumerOptions extends Omit<
   ProcessorContext,
   'onHandlerOverdue' | 'firstReport' | 'deadlines' | 'nackCount'
 > {
-  /** Messages handled at once; the receive loop waits for a free slot before asking for the next. */
+  /** Messages handled at once; the intake is held while every slot is taken and a few more wait. */
   concurrency: number;
   /**
    * Handlers past their time-out (their messages settled, their work still running) that may be alive at once:
    * at this many no new message is taken until one ends. Default: twice `concurrency`.
    */
   maxOverdue?: number;
-  /** How long one receive waits, so that a stop request is noticed promptly. */
+  /**
+   * @deprecated Ignored: a consumer waits for its next message without a time-out and stops by closing (a native
+   * receive with a time-out holds one of libuv's pool threads while it waits).
+   */
   receiveTimeoutMs?: number;
-  /** Messages pushed by the client (the native adapter's receive pump); without it the consumer asks with receive(). */
+  /**
+   * Messages pushed by the client (`LibraryClient.subscribePush`). Without it the consumer takes them from
+   * `consumer` with receive() without a time-out, one at a time, until it closes.
+   */
   feed?: PushFeed;
   /**
    * The subscription's receiver queue: while paused, how many pushed messages are held before the client is made to
@@ -43,9 +49,8 @@ const PAUSED_HOLD_LIMIT = 1000;
 const WAITING_LIMIT = 64;
 
 /**
- * One topic's intake: takes messages (pushed by the client, or received in a loop), processes up to
- * `concurrency` at once, and stops gracefully (no new messages, in-flight ones settled or left for
- * redelivery, then the consumer closed).
+ * One topic's intake: takes the messages the client hands over, processes up to `concurrency` at once, and stops
+ * gracefully (no new messages, in-flight ones settled or left for redelivery, then the consumer closed).
  */
 export class TopicConsumer {
   private readonly inFlight = new Set<Promise<void>>();
@@ -53,9 +58,8 @@ export class TopicConsumer {
   private overdue = 0;
   private stopping = false;
   private started = false;
-  private loop: Promise<void> | null = null;
-  /** Resolved when a slot frees (or on stop): the loop, the client's push, the resume drain. */
-  private readonly slotWaiters: Array<() => void> = [];
+  /** The consumer's own receive pump, when no feed was given. */
+  private pump: ReceivePump | null = null;
   /** See pause(): no new message is handled while set. */
   private paused = false;
   /** Resolved on resume (or stop). */
@@ -103,7 +107,7 @@ export class TopicConsumer {
   }
 
   /**
-   * Handles no new message until resume(): the receive loop stops asking, and a message the client still hands over
+   * Handles no new message until resume(): a message the client still hands over
    * (a receive under way, the native client emptying its receiver queue) is held, unacknowledged, until then.
    * Resolves once every message already being handled has been settled. A pushing client is parked only once
    * `pausedHoldLimit` messages are held: with a zero receiver queue, other topics may share its listener thread.
@@ -136,24 +140,27 @@ export class TopicConsumer {
   start(): void {
     if (this.started) return;
     this.started = true;
+    const accept = (message: PulsarMessage): PushResult => this.acceptPushed(message);
     if (this.options.feed) {
-      this.options.feed.attach((message) => this.acceptPushed(message), {
+      this.options.feed.attach(accept, {
         room: () => this.roomForPushed(),
         roomFor: (count) => this.roomForPushedAtLeast(count),
       });
-    } else this.loop = this.run();
+    } else {
+      const consumer = this.options.consumer;
+      this.pump = startReceivePump<PulsarMessage>({ receive: () => consumer.receive() }, accept);
+    }
   }
 
   /** Stops receiving, waits up to `timeoutMs` for in-flight messages, then closes the consumer. */
   async stop(timeoutMs: number): Promise<void> {
     this.stopping = true;
     this.options.feed?.close();
-    this.releaseSlotWaiters();
+    this.pump?.stop();
     this.wakeResumeWaiters();
     // Never handed to a handler: left unacknowledged, the broker redelivers them once the consumer is closed.
     this.held = [];
     this.wakeHeldWaiters();
-    await this.loop;
     if (this.inFlight.size > 0) {
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<'timeout'>((resolve) => {
@@ -172,36 +179,6 @@ export class TopicConsumer {
       await this.options.consumer.close();
     } catch (error) {
       this.options.logger.warn(`closing the consumer of ${this.topic} failed: ${asError(error).message}`);
-    }
-  }
-
-  private async run(): Promise<void> {
-    const receiveTimeoutMs = this.options.receiveTimeoutMs ?? 500;
-    let failures = 0;
-    while (!this.stopping) {
-      await this.slotFree();
-      await this.whileResumed();
-      if (this.stopping) break;
-      let message: PulsarMessage;
-      try {
-        message = await this.options.consumer.receive(receiveTimeoutMs);
-        failures = 0;
-      } catch (error) {
-        // A receive that times out at once (a client without a wait) must not spin the event loop.
-        if (this.stopping || isReceiveTimeout(error)) {
-          await new Promise((resolve) => setImmediate(resolve));
-          continue;
-        }
-        failures += 1;
-        this.options.onLoopError?.(asError(error));
-        // The client reconnects on its own; back off so a broken connection does not spin.
-        await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** failures, 5000)));
-        continue;
-      }
-      // Received as the pause began: it waits for resume (on stop it is left for redelivery).
-      await this.whileResumed();
-      if (this.stopping) break;
-      this.track(message);
     }
   }
 
@@ -289,11 +266,6 @@ export class TopicConsumer {
     return new Promise((resolve) => (this.roomWaiter = { count, wake: resolve }));
   }
 
-  /** Resolves once a slot is free (or on stop); a wake-up that finds every slot still held waits again. */
-  private async slotFree(): Promise<void> {
-    while (!this.hasFreeSlot() && !this.stopping) await this.freeSlot();
-  }
-
   /** A slot is free while fewer than `concurrency` run and the overdue handlers are within their bound. */
   private hasFreeSlot(): boolean {
     return this.inFlight.size < this.options.concurrency && this.overdue < this.maxOverdue;
@@ -303,16 +275,6 @@ export class TopicConsumer {
     return this.options.maxOverdue ?? 2 * this.options.concurrency;
   }
 
-  private freeSlot(): Promise<void> {
-    if (this.hasFreeSlot() || this.stopping) return DONE;
-    return new Promise((resolve) => this.slotWaiters.push(resolve));
-  }
-
-  /** Wakes every waiter; each checks again (the drain loops, a woken listener's next message joins the held ones). */
-  private releaseSlotWaiters(): void {
-    for (const wake of this.slotWaiters.splice(0)) wake();
-  }
-
   private track(message: PulsarMessage): void {
     const tracked: Promise<void> = processMessage(message, this.context).then(
       (event) => {
@@ -320,10 +282,10 @@ export class TopicConsumer {
         try {
           this.options.onSettled?.(event);
         } catch {
-          // an observer must not break the loop
+          // an observer must not break the intake
         }
       },
-      // processMessage handles its own failures; this is a last line of defence for the loop.
+      // processMessage handles its own failures; this is a last line of defence for the intake.
       (error: unknown) => {
         this.release(tracked);
         this.options.onLoopError?.(asError(error));
@@ -335,7 +297,6 @@ export class TopicConsumer {
   private release(tracked: Promise<void>): void {
     this.inFlight.delete(tracked);
     this.pullHeld();
-    this.releaseSlotWaiters();
   }
 
   private readonly reported = new Set<string>();
@@ -368,7 +329,6 @@ export class TopicConsumer {
           `its result was ignored${wasFull ? '; taking messages again' : ''}`,
       );
       this.pullHeld();
-      this.releaseSlotWaiters();
     });
   }
 }

@@ -7,6 +7,7 @@
  */
 
 import type { PulsarConsumerOptions, PulsarProducerOptions } from './client-options.js';
+import type { PushRoom } from './push-room.js';
 
 export type SubscriptionType = 'Exclusive' | 'Shared' | 'KeyShared' | 'Failover';
 
@@ -80,3 +81,26 @@ export interface PulsarClientLike {
 
 /** What a pushing client's listener gets back: a promise when it must wait (for a free slot) before the next. */
 export type PushResult = Promise<void> | undefined;
+
+/** Marks a class that is a LibraryClient by declaration (one symbol for every copy of the package in a process). */
+export const LIBRARY_CLIENT: unique symbol = Symbol.for('babelqueue.libraryClient');
+
+/**
+ * The client every part of the library calls (`toLibraryClient` makes one of any client): a PulsarClientLike whose
+ * consumers hand their messages over as they come. Each client says how it does that itself (the native adapter's
+ * receive pump and batches, the WebSocket consumer's socket, a receive loop without a time-out for any other), so a
+ * wrapper (the module's LazyPulsarClient) passes the capability on instead of hiding it.
+ */
+export interface LibraryClient extends PulsarClientLike {
+  readonly [LIBRARY_CLIENT]: true;
+  /**
+   * Subscribes and hands each message to `listener`; a promise it returns holds the next message until it settles.
+   * `room` says how many the listener takes at once, so that a client may take several in one go. The consumer's
+   * own receive() is not used afterwards: closing it ends the intake.
+   */
+  subscribePush(
+    config: PulsarConsumerConfig,
+    listener: (message: PulsarMessage) => PushResult,
+    room?: PushRoom,
+  ): Promise<PulsarConsumer>;
+}

@@ -14,14 +14,19 @@ import {
   type PulsarClientKind,
   type PulsarClientSettings,
 } from './client-factory.js';
-import type {
-  PulsarClientLike,
-  PulsarConsumer,
-  PulsarConsumerConfig,
-  PulsarProducer,
-  PulsarProducerConfig,
+import {
+  LIBRARY_CLIENT,
+  type LibraryClient,
+  type PulsarClientLike,
+  type PulsarConsumer,
+  type PulsarConsumerConfig,
+  type PulsarMessage,
+  type PulsarProducer,
+  type PulsarProducerConfig,
+  type PushResult,
 } from './client-types.js';
-import { toLibraryClient } from './native/adapter.js';
+import { toLibraryClient } from './library-client.js';
+import type { PushRoom } from './push-room.js';
 import { rememberClientUrl } from './startup-failure.js';
 import { rememberAdminAccessOf } from './topic-lister.js';
 
@@ -29,13 +34,14 @@ import { rememberAdminAccessOf } from './topic-lister.js';
  * The Pulsar client BabelQueueModule makes from `serviceUrl` (`BABEL_PULSAR_CLIENT`): a `PulsarClientLike` that
  * creates the native `Client` or a `PulsarWebSocketClient` on its first producer or consumer, or on `open()`.
  */
-export class LazyPulsarClient implements PulsarClientLike {
+export class LazyPulsarClient implements LibraryClient {
+  readonly [LIBRARY_CLIENT] = true as const;
   /** The client the service URL's scheme selects. */
   readonly kind: PulsarClientKind;
   /** The service URL, trimmed. */
   readonly serviceUrl: string;
   private readonly prepared: PreparedClientSettings;
-  private creating: Promise<{ raw: PulsarClientLike; library: PulsarClientLike }> | undefined;
+  private creating: Promise<{ raw: PulsarClientLike; library: LibraryClient }> | undefined;
   private created: PulsarClientLike | undefined;
   private closing: Promise<void> | undefined;
 
@@ -71,6 +77,15 @@ export class LazyPulsarClient implements PulsarClientLike {
     return (await this.create()).library.subscribe(config);
   }
 
+  /** A consumer of the client whose messages come through the client's own intake (see LibraryClient). */
+  async subscribePush(
+    config: PulsarConsumerConfig,
+    listener: (message: PulsarMessage) => PushResult,
+    room?: PushRoom,
+  ): Promise<PulsarConsumer> {
+    return (await this.create()).library.subscribePush(config, listener, room);
+  }
+
   /** Closes the client when it was created (waiting for a creation under way); later uses are refused. Idempotent. */
   close(): Promise<void> {
     this.closing ??= (async () => {
@@ -87,7 +102,7 @@ export class LazyPulsarClient implements PulsarClientLike {
     return typeof probe === 'function' ? probe.call(this.created) !== false : true;
   }
 
-  private create(): Promise<{ raw: PulsarClientLike; library: PulsarClientLike }> {
+  private create(): Promise<{ raw: PulsarClientLike; library: LibraryClient }> {
     if (this.closing) return Promise.reject(new BabelQueueError('the Pulsar client is closed'));
     this.creating ??= buildPulsarClient(this.prepared, this.dependencies).then(
       (raw) => {

@@ -1,4 +1,3 @@
-import { isReceiveTimeout } from '../pulsar/receive-timeout.js';
 import type { PulsarClientLike, PulsarConsumer, PulsarMessage } from '../pulsar/client-types.js';
 import { DEFAULT_REDRIVE_SUBSCRIPTION, subscribeToDeadLetters } from '../consumer/keep-dead-letters.js';
 
@@ -17,14 +16,34 @@ export interface DeadLetterReadOptions {
   idleTimeoutMs?: number | undefined;
 }
 
-/** The next record, or null once the DLQ stayed empty for `idleMs`. */
+/** A receive under way that outlived its wait: the next call takes its message, so that none is skipped. */
+const underWay = new WeakMap<PulsarConsumer, Promise<PulsarMessage>>();
+
+/**
+ * The next record, or null once the DLQ stayed empty for `idleMs`. The receive itself has no time-out (a native
+ * receive with one holds a libuv pool thread while it waits): the wait is a timer here, a receive that outlives it is
+ * kept for the next call, and closing the consumer ends it (its message, unacknowledged, stays in the DLQ).
+ */
 export async function receiveOrIdle(consumer: PulsarConsumer, idleMs: number): Promise<PulsarMessage | null> {
+  let next = underWay.get(consumer);
+  if (!next) {
+    next = consumer.receive();
+    next.catch(() => undefined);
+    underWay.set(consumer, next);
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const idle = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), idleMs);
+  });
   try {
-    return await consumer.receive(idleMs);
+    const message = await Promise.race([next, idle]);
+    if (message !== null) underWay.delete(consumer);
+    return message;
   } catch (error) {
-    // Both clients report an empty wait as a time-out error; anything else is real.
-    if (isReceiveTimeout(error)) return null;
+    underWay.delete(consumer);
     throw error;
+  } finally {
+    clearTimeout(timer);
   }
 }
 

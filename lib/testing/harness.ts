@@ -1,4 +1,3 @@
-import { isReceiveTimeout } from '../pulsar/receive-timeout.js';
 /**
  * Publishes test messages and waits for how the app settled them: handled, retried (with each copy), dead-lettered
  * (with the record) or dropped. It works on any client (the InMemoryPulsar or a real broker's), because it only
@@ -9,9 +8,15 @@ import { randomUUID } from 'node:crypto';
 import { EnvelopeCodec, bareTopicName } from '../envelope/index.js';
 import type { SettledEvent } from '../consumer/index.js';
 import { BQ, pulsarProperties } from '../pulsar/binding.js';
-import type { PulsarClientLike, PulsarConsumer, PulsarProducer } from '../pulsar/client-types.js';
+import type {
+  LibraryClient,
+  PulsarClientLike,
+  PulsarConsumer,
+  PulsarMessage,
+  PulsarProducer,
+} from '../pulsar/client-types.js';
 import { messageIdText } from '../pulsar/message-id.js';
-import { toLibraryClient } from '../pulsar/native/adapter.js';
+import { toLibraryClient } from '../pulsar/library-client.js';
 import { fullTopicName } from '../pulsar/websocket/topic.js';
 import { outcomeLineTapsOf } from '../consumer/outcome-lines.js';
 
@@ -112,7 +117,6 @@ export class BabelQueueTestHarness {
   private readonly observers: PulsarConsumer[] = [];
   private readonly producers = new Map<string, Promise<PulsarProducer>>();
   private readonly listeners = new Set<() => void>();
-  private readonly loops: Promise<void>[] = [];
   private readonly consumedTopics: string[];
   /** The `bq-message-id`s this harness published, with the server's lines about each that it kept. */
   private readonly lines = new Map<string, string[]>();
@@ -120,7 +124,7 @@ export class BabelQueueTestHarness {
   private closed = false;
 
   private constructor(
-    private readonly client: PulsarClientLike,
+    private readonly client: LibraryClient,
     server: SettlingServer,
     private readonly timeoutMs: number,
     logOutcomes: boolean,
@@ -226,42 +230,38 @@ export class BabelQueueTestHarness {
     this.notify();
     await Promise.allSettled(this.observers.map((observer) => observer.unsubscribe()));
     await Promise.allSettled(this.observers.map((observer) => observer.close()));
-    await Promise.allSettled(this.loops);
     const producers = await Promise.allSettled([...this.producers.values()]);
     await Promise.allSettled(
       producers.flatMap((result) => (result.status === 'fulfilled' ? [result.value.close()] : [])),
     );
   }
 
+  /** Each message of `topic` is noted as the client's intake hands it over (no receive waits with a time-out). */
   private async observe(topic: string): Promise<void> {
-    const observer = await this.client.subscribe({
-      topic,
-      subscription: `babelqueue-test-observer-${randomUUID().slice(0, 8)}`,
-      subscriptionType: 'Exclusive',
-    });
-    this.observers.push(observer);
-    this.loops.push(this.read(topic, observer));
+    const subscribed: Promise<PulsarConsumer> = this.client.subscribePush(
+      {
+        topic,
+        subscription: `babelqueue-test-observer-${randomUUID().slice(0, 8)}`,
+        subscriptionType: 'Exclusive',
+      },
+      (message) => this.note(topic, subscribed, message),
+    );
+    this.observers.push(await subscribed);
   }
 
-  private async read(topic: string, observer: PulsarConsumer): Promise<void> {
-    while (!this.closed) {
-      try {
-        const message = await observer.receive(200);
-        await observer.acknowledge(message);
-        const data = message.getData();
-        this.seen.push({
-          topic,
-          messageId: messageIdText(message.getMessageId()),
-          data,
-          properties: message.getProperties(),
-          body: parse(data),
-        });
-        this.notify();
-      } catch (error) {
-        if (this.closed) return;
-        if (!isReceiveTimeout(error)) await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
+  private note(topic: string, subscribed: Promise<PulsarConsumer>, message: PulsarMessage): undefined {
+    if (this.closed) return undefined;
+    void subscribed.then((observer) => observer.acknowledge(message)).catch(() => undefined);
+    const data = message.getData();
+    this.seen.push({
+      topic,
+      messageId: messageIdText(message.getMessageId()),
+      data,
+      properties: message.getProperties(),
+      body: parse(data),
+    });
+    this.notify();
+    return undefined;
   }
 
   private producerFor(topic: string): Promise<PulsarProducer> {

@@ -27,9 +27,19 @@ export function loadNative(): NativePulsarModule {
   return nativeModule;
 }
 
+/** Clients made by newClient(): an app given one is built from serviceUrl() instead, as users build it. */
+const plainClients = new WeakSet<object>();
+
 /** A raw client of the kind under test, pointed at the shared broker. */
-export const newClient = (): PulsarClientLike =>
-  onNative() ? new (loadNative().Client)({ serviceUrl: serviceUrl() }) : newWebSocketClient();
+export const newClient = (): PulsarClientLike => {
+  const client = onNative() ? new (loadNative().Client)({ serviceUrl: serviceUrl() }) : newWebSocketClient();
+  plainClients.add(client);
+  return client;
+};
+
+/** Whether `client` is a plain client of the kind under test (made by newClient(), with no settings of its own). */
+export const isPlainClient = (client: unknown): boolean =>
+  typeof client === 'object' && client !== null && plainClients.has(client);
 
 /** Whether `client` is an instance of the client under test (for the module's client: the one it created). */
 export const isClientUnderTest = (client: unknown): boolean => {

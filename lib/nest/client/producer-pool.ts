@@ -1,6 +1,6 @@
 import { BabelQueueError } from '../../envelope/index.js';
 import type { PulsarClientLike, PulsarProducer } from '../../pulsar/client-types.js';
-import { toLibraryClient } from '../../pulsar/native/adapter.js';
+import { toLibraryClient } from '../../pulsar/library-client.js';
 import { fullTopicName } from '../../pulsar/websocket/topic.js';
 import type { ProducerSource } from '../server/server-options.js';
 import { checkedProducerSettings, producerOptionsFor } from './producer-settings.js';

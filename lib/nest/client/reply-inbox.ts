@@ -1,17 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { ConsumerLogger } from '../../consumer/index.js';
 import { errorText } from '../../envelope/error-text.js';
-import type { PulsarClientLike, PulsarConsumer } from '../../pulsar/client-types.js';
-import { toLibraryClient } from '../../pulsar/native/adapter.js';
-import { isReceiveTimeout } from '../../pulsar/receive-timeout.js';
+import type { PulsarClientLike, PulsarConsumer, PulsarMessage } from '../../pulsar/client-types.js';
+import { toLibraryClient } from '../../pulsar/library-client.js';
 import { readReply, type ReplyBody } from '../../pulsar/reply-binding.js';
 import { parseTopic } from '../../pulsar/websocket/topic.js';
 
 /** The subscription every reply topic is read with (one reader per topic: Exclusive). */
 export const REPLY_SUBSCRIPTION = 'bq-replies';
-
-/** How long one receive waits before the loop checks whether the inbox was closed. */
-const RECEIVE_WAIT_MS = 1000;
 
 /**
  * The reply topic of one client instance: `<namespace>/bq-replies-<uuid>`, so that no two instances (also of one
@@ -49,7 +45,6 @@ export interface ReplyInboxStats {
 export class ReplyInbox {
   private consumer: PulsarConsumer | null = null;
   private opening: Promise<void> | null = null;
-  private loop: Promise<void> | null = null;
   private closed = false;
   private readonly waiting = new Map<string, (body: ReplyBody) => void>();
   private readonly counts = { delivered: 0, late: 0, unreadable: 0 };
@@ -65,14 +60,19 @@ export class ReplyInbox {
     if (this.closed) return Promise.reject(new Error('the reply inbox is closed'));
     this.opening ??= (async () => {
       const client = toLibraryClient(await this.client());
-      this.consumer = await client.subscribe({
-        topic: this.topic,
-        subscription: REPLY_SUBSCRIPTION,
-        subscriptionType: 'Exclusive',
-        // A reply written before the subscription existed (it cannot be: requests go out after open) still counts.
-        subscriptionInitialPosition: 'Earliest',
-      });
-      this.loop = this.receiveLoop(this.consumer);
+      // Each reply is taken by the client's intake as it comes: nothing waits on a receive with a time-out. A reply
+      // may come before subscribePush() has answered: it is acknowledged once the consumer is there.
+      const subscribed: Promise<PulsarConsumer> = client.subscribePush(
+        {
+          topic: this.topic,
+          subscription: REPLY_SUBSCRIPTION,
+          subscriptionType: 'Exclusive',
+          // A reply written before the subscription existed (it cannot be: requests go out after open) still counts.
+          subscriptionInitialPosition: 'Earliest',
+        },
+        (message) => this.take(subscribed, message),
+      );
+      this.consumer = await subscribed;
     })().catch((error: unknown) => {
       this.opening = null;
       throw error;
@@ -99,7 +99,6 @@ export class ReplyInbox {
   async close(): Promise<void> {
     this.closed = true;
     await this.opening?.catch(() => undefined);
-    await this.loop;
     const consumer = this.consumer;
     this.consumer = null;
     if (!consumer) return;
@@ -111,24 +110,13 @@ export class ReplyInbox {
     await consumer.close().catch(() => undefined);
   }
 
-  private async receiveLoop(consumer: PulsarConsumer): Promise<void> {
-    while (!this.closed) {
-      let message;
-      try {
-        message = await consumer.receive(RECEIVE_WAIT_MS);
-      } catch (error) {
-        if (this.closed) return;
-        if (!isReceiveTimeout(error)) {
-          this.logger.warn(`receive on reply topic ${this.topic} failed (retrying): ${errorText(error)}`);
-          await new Promise((resolve) => setTimeout(resolve, RECEIVE_WAIT_MS).unref?.());
-        }
-        continue;
-      }
-      // Read before the acknowledgement: a reply is worth nothing to a later reader (the next instance has a topic
-      // of its own), so it is acknowledged whatever it says.
-      this.deliver(message.getProperties(), message.getData());
-      await consumer.acknowledge(message).catch(() => undefined);
-    }
+  private take(subscribed: Promise<PulsarConsumer>, message: PulsarMessage): undefined {
+    if (this.closed) return undefined;
+    // Read before the acknowledgement: a reply is worth nothing to a later reader (the next instance has a topic
+    // of its own), so it is acknowledged whatever it says.
+    this.deliver(message.getProperties(), message.getData());
+    void subscribed.then((consumer) => consumer.acknowledge(message)).catch(() => undefined);
+    return undefined;
   }
 
   private deliver(properties: Record<string, string>, data: Buffer): void {

@@ -2,8 +2,8 @@ import { Logger } from '@nestjs/common';
 import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microservices';
 import { EventEmitter } from 'node:events';
 import type { ConsumerLogger } from '../../consumer/index.js';
-import type { PulsarClientLike } from '../../pulsar/client-types.js';
-import { toLibraryClient } from '../../pulsar/native/adapter.js';
+import type { LibraryClient } from '../../pulsar/client-types.js';
+import { toLibraryClient } from '../../pulsar/library-client.js';
 import { loadOpenTelemetry } from '../../otel/tracing.js';
 import { ConsumerMetrics } from '../../otel/metrics.js';
 import type { BabelHandlerExtras } from '../handler/babel-handler.decorator.js';
@@ -55,8 +55,8 @@ export class BabelPulsarServer
   readonly [OUTCOME_LINE_TAPS] = new OutcomeLineTaps();
 
   private readonly settings: ResolvedServerOptions;
-  /** The client the server calls (the native one behind an adapter that evens out its behaviour). */
-  private readonly client: PulsarClientLike;
+  /** The client the server calls, with its intake (the native one behind an adapter that evens out its behaviour). */
+  private readonly client: LibraryClient;
   private readonly events = new EventEmitter();
   private readonly routes: HandlerRoutes;
   /** Patterns registered without @BabelHandler, each warned about once. */

@@ -134,10 +134,13 @@ export const consumerOptions = {
    */
   shutdownTimeoutMs: integer({ min: 0, fallback: 10_000 }),
   /**
-   * How long one receive waits before checking for shutdown.
-   * @defaultValue `500`
+   * Ignored (kept so that existing configurations still start): consumers wait for their next message without a
+   * time-out and stop by closing, since a native receive with a time-out holds one of libuv's pool threads while it
+   * waits ([clients.md](clients.md#waiting-without-the-thread-pool)).
+   * @deprecated Has no effect; remove it.
+   * @defaultValue none
    */
-  receiveTimeoutMs: integer({ min: 1, fallback: 500 }),
+  receiveTimeoutMs: integer({ min: 1 }),
   /**
    * How long a handler may run before its attempt counts as failed (its message is retried or dead-lettered and
    * its slot freed; the handler keeps running and is reported as overdue); `0` = no limit. Per handler:

@@ -1,13 +1,8 @@
 import { TopicConsumer, type BabelQueueHooks, type ConsumerLogger, type SettledEvent } from '../../consumer/index.js';
 import type { Dispatcher, ReplySender } from '../../consumer/processor-context.js';
 import type { OutcomeLineTaps } from '../../consumer/outcome-lines.js';
-import { canPush, PushFeed } from '../../consumer/push-feed.js';
-import type {
-  PulsarClientLike,
-  PulsarConsumer,
-  PulsarConsumerConfig,
-  PulsarProducer,
-} from '../../pulsar/client-types.js';
+import { PushFeed } from '../../consumer/push-feed.js';
+import type { LibraryClient, PulsarConsumer, PulsarConsumerConfig, PulsarProducer } from '../../pulsar/client-types.js';
 import { fullTopicName } from '../../pulsar/websocket/topic.js';
 import { keepDeadLetters } from '../../consumer/keep-dead-letters.js';
 import { producerOptionsFor } from '../client/producer-settings.js';
@@ -30,7 +25,7 @@ export interface RunningSubscription {
 
 /** What opening a subscription needs from the server. */
 export interface SubscriptionRunnerDeps {
-  client: PulsarClientLike;
+  client: LibraryClient;
   settings: ResolvedServerOptions;
   logger: ConsumerLogger;
   hooks: BabelQueueHooks;
@@ -88,11 +83,8 @@ export async function openSubscription(
       });
     const running: RunningSubscription[] = [];
     for (const { from, config } of reads) {
-      const feed = canPush(client) ? new PushFeed() : undefined;
-      const pulsarConsumer =
-        feed && canPush(client)
-          ? await client.subscribePush(config, feed.deliver, feed.room)
-          : await client.subscribe(config);
+      const feed = new PushFeed();
+      const pulsarConsumer = await client.subscribePush(config, feed.deliver, feed.room);
       opened.push(pulsarConsumer);
       const consumer = topicConsumer(model, deps, pulsarConsumer, feed, settlement);
       // The producers belong to the first entry alone, so that they are closed once.
@@ -119,15 +111,15 @@ function topicConsumer(
   model: Subscription,
   deps: SubscriptionRunnerDeps,
   pulsarConsumer: PulsarConsumer,
-  // A client that pushes (the native adapter) hands each message over as it comes, without a receive time-out.
-  feed: PushFeed | undefined,
+  // The client's intake hands each message over as it comes.
+  feed: PushFeed,
   producers: { retryProducer: PulsarProducer | null; deadLetterProducer: PulsarProducer | null },
 ): TopicConsumer {
   const { settings, logger } = deps;
   return new TopicConsumer({
     topic: model.topic,
     consumer: pulsarConsumer,
-    ...(feed && { feed }),
+    feed,
     ...producers,
     policy: {
       maxAttempts: settings.maxAttempts,
@@ -139,7 +131,6 @@ function topicConsumer(
     concurrency: model.intake.concurrency,
     maxOverdue: model.intake.maxOverdue,
     ...(model.intake.pausedHoldLimit !== undefined && { pausedHoldLimit: model.intake.pausedHoldLimit }),
-    receiveTimeoutMs: settings.receiveTimeoutMs,
     hasHandler: (urn) => deps.hasHandler(model, urn),
     handlerTimeoutMs: (urn) => model.settingsOf(urn).timeoutMs,
     logStackTraces: settings.logStackTraces,

@@ -5,13 +5,12 @@
  * a receive in flight.
  *
  * The user keeps the raw client (`unwrap()`, `BABEL_PULSAR_CLIENT`); only the library's own calls go through
- * the adapter, which `toLibraryClient` applies wherever a client enters the library.
+ * the adapter, which `toLibraryClient` (library-client.ts) applies wherever a client enters the library.
  */
 import fs from 'node:fs';
 import { BabelQueueError } from '../../envelope/index.js';
-import type { PushResult } from '../client-types.js';
+import { LIBRARY_CLIENT, type LibraryClient, type PushResult } from '../client-types.js';
 import type {
-  PulsarClientLike,
   PulsarConsumer,
   PulsarConsumerConfig,
   PulsarMessage,
@@ -23,7 +22,7 @@ import type {
 import { firstHostPort, probeTls, type TlsProbeTarget } from '../tls.js';
 import { nativeProducerConfig, refuseUnsupported } from './native-options.js';
 import type { PushRoom } from '../push-room.js';
-import { startReceivePump, type PumpBatch, type ReceivePump } from './receive-pump.js';
+import { startReceivePump, type PumpBatch, type ReceivePump } from '../receive-pump.js';
 
 /** What the adapter needs of a raw native message (the package's Message class). */
 interface NativeMessage {
@@ -88,13 +87,12 @@ const PRODUCER_DEFAULTS: Omit<NativeProducerConfig, 'topic'> = {
   batchingType: 'KeyBasedBatching',
 };
 
-interface NativeClient {
+export interface NativeClient {
   createProducer(config: NativeProducerConfig): Promise<PulsarProducer>;
   subscribe(config: NativeConsumerConfig): Promise<NativeConsumer>;
   close(): Promise<unknown>;
 }
 
-const ADAPTED = Symbol.for('babelqueue.nativeAdapter');
 const serviceUrls = new WeakMap<object, string>();
 const tlsTargets = new WeakMap<object, TlsProbeTarget>();
 
@@ -130,21 +128,19 @@ async function withTlsReason(native: object, reason: string): Promise<string> {
   return tlsReason ? `${reason}: ${tlsReason}` : reason;
 }
 
-/** A raw native client: it has the native-only methods and is not already adapted. */
-export function isRawNativeClient(client: unknown): boolean {
+/**
+ * A raw native client: the package's `Client` (the addon's class has these native-only methods; the package is an
+ * optional peer, so there is no class to test against here), and not one of the library's own clients.
+ */
+export function isRawNativeClient(client: unknown): client is NativeClient {
   const candidate = client as Record<string | symbol, unknown> | null;
   return (
     typeof candidate === 'object' &&
     candidate !== null &&
-    !candidate[ADAPTED] &&
+    candidate[LIBRARY_CLIENT] !== true &&
     typeof candidate.createReader === 'function' &&
     typeof candidate.getPartitionsForTopic === 'function'
   );
-}
-
-/** The client the library calls: the native adapter for a raw native client, anything else as it is. */
-export function toLibraryClient(client: PulsarClientLike): PulsarClientLike {
-  return isRawNativeClient(client) ? new NativeClientAdapter(client as unknown as NativeClient) : client;
 }
 
 const reasonOf = (error: unknown): string => {
@@ -169,8 +165,8 @@ function describeFailure(reason: string): string {
   return reason;
 }
 
-export class NativeClientAdapter implements PulsarClientLike {
-  readonly [ADAPTED] = true;
+export class NativeClientAdapter implements LibraryClient {
+  readonly [LIBRARY_CLIENT] = true as const;
   private readonly where: string;
 
   constructor(readonly native: NativeClient) {

@@ -1,4 +1,12 @@
-import type { PulsarClientLike, PulsarConsumerConfig, PulsarProducerConfig } from '../client-types.js';
+import {
+  LIBRARY_CLIENT,
+  type LibraryClient,
+  type PulsarConsumerConfig,
+  type PulsarMessage,
+  type PulsarProducerConfig,
+  type PushResult,
+} from '../client-types.js';
+import type { PushRoom } from '../push-room.js';
 import { PulsarWebSocketConsumer } from './consumer.js';
 import { PulsarWebSocketError } from './errors.js';
 import { resolveOptions, type PulsarWebSocketClientOptions, type ResolvedOptions } from './options.js';
@@ -20,7 +28,9 @@ function assertConfig(config: unknown, operation: string): void {
  * Pure-TypeScript Pulsar client over the broker's WebSocket API (`/ws/v2/…` on the web service port), shaped
  * like the native `pulsar-client` Client. Each producer and consumer owns one WebSocket.
  */
-export class PulsarWebSocketClient implements PulsarClientLike {
+export class PulsarWebSocketClient implements LibraryClient {
+  /** @internal */
+  readonly [LIBRARY_CLIENT] = true as const;
   private readonly options: ResolvedOptions;
   private readonly handles = new Set<Handle>();
   private closing: Promise<null> | undefined;
@@ -45,6 +55,21 @@ export class PulsarWebSocketClient implements PulsarClientLike {
     const topic = parseTopic(config.topic);
     const consumer = new PulsarWebSocketConsumer(topic, config, this.options, (c) => this.handles.delete(c));
     return this.open(consumer, 'consumer', topic.full);
+  }
+
+  /**
+   * A consumer that hands each message to `listener` as its frame arrives (the library's intake; see LibraryClient).
+   * The broker's push window (`receiverQueueSize`) bounds what it holds.
+   * @internal
+   */
+  async subscribePush(
+    config: PulsarConsumerConfig,
+    listener: (message: PulsarMessage) => PushResult,
+    _room?: PushRoom,
+  ): Promise<PulsarWebSocketConsumer> {
+    const consumer = await this.subscribe(config);
+    consumer.pushTo(listener);
+    return consumer;
   }
 
   /** Closes every producer and consumer created by this client. Idempotent. */

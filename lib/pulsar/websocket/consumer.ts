@@ -1,4 +1,4 @@
-import type { PulsarConsumer, PulsarConsumerConfig, PulsarMessage } from '../client-types.js';
+import type { PulsarConsumer, PulsarConsumerConfig, PulsarMessage, PushResult } from '../client-types.js';
 import { buildConsumerQuery, invalid } from './consumer-query.js';
 import { PulsarWebSocketError } from './errors.js';
 import { LateAcks } from './late-acks.js';
@@ -57,6 +57,10 @@ export class PulsarWebSocketConsumer implements PulsarConsumer {
   private closed = false;
   private closing: Promise<null> | undefined;
   private readonly label: string;
+  /** Set by pushTo(): every message goes to it as it comes, instead of waiting for a receive(). */
+  private listener: ((message: PulsarWebSocketMessage) => PushResult) | null = null;
+  /** A promise the listener returned: messages that come meanwhile wait in the buffer, in order. */
+  private listenerBusy = false;
 
   /** @internal use PulsarWebSocketClient.subscribe */
   constructor(
@@ -121,6 +125,44 @@ export class PulsarWebSocketConsumer implements PulsarConsumer {
       connected: this.isConnected(),
       reconnects: this.connection.reconnects,
     };
+  }
+
+  /**
+   * Hands every message to `listener` as it comes (the library's intake): what is buffered first, then each frame as
+   * it arrives. A promise the listener returns holds the next message until it settles. receive() is not used after.
+   * @internal
+   */
+  pushTo(listener: (message: PulsarWebSocketMessage) => PushResult): void {
+    this.listener = listener;
+    this.pushBuffered();
+  }
+
+  /** Hands buffered messages to the listener until it asks to wait, or none is left. */
+  private pushBuffered(): void {
+    while (this.listener && !this.listenerBusy && !this.closed) {
+      const next = this.buffer.shift();
+      if (!next) return;
+      this.handOver(next);
+    }
+  }
+
+  private handOver(message: PulsarWebSocketMessage): void {
+    this.unacked.add(message.getMessageId().toString());
+    let waitFor: PushResult;
+    try {
+      waitFor = this.listener!(message);
+    } catch {
+      // The listener reports its own failures; a throw here must not stop the intake.
+      waitFor = undefined;
+    }
+    if (!waitFor) return;
+    this.listenerBusy = true;
+    void waitFor
+      .catch(() => undefined)
+      .then(() => {
+        this.listenerBusy = false;
+        this.pushBuffered();
+      });
   }
 
   /**
@@ -304,6 +346,11 @@ export class PulsarWebSocketConsumer implements PulsarConsumer {
         return;
       }
       const message = new PulsarWebSocketMessage(frame, this.topic.full, generation);
+      if (this.listener) {
+        if (this.listenerBusy || this.buffer.length > 0) this.buffer.push(message);
+        else this.handOver(message);
+        return;
+      }
       const waiter = this.waiters.shift();
       if (waiter) {
         clearTimeout(waiter.timer);

@@ -13,7 +13,7 @@ import {
   type PulsarClientLike,
 } from '../../../lib/index.js';
 import { createPulsarClient } from '../../../lib/pulsar/index.js';
-import { toLibraryClient } from '../../../lib/pulsar/native/adapter.js';
+import { toLibraryClient } from '../../../lib/pulsar/library-client.js';
 import {
   newClient,
   newWebSocketClient,

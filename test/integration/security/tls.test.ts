@@ -11,7 +11,7 @@ import tls from 'node:tls';
 import { jest } from '@jest/globals';
 import { type BabelQueueModuleOptions } from '../../../lib/index.js';
 import { createPulsarClient } from '../../../lib/pulsar/index.js';
-import { toLibraryClient } from '../../../lib/pulsar/native/adapter.js';
+import { toLibraryClient } from '../../../lib/pulsar/library-client.js';
 import { onNative, uniqueTopic } from '../../support/broker.js';
 import { startWorkApp } from './support/work.js';
 import {

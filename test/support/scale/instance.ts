@@ -1,5 +1,6 @@
 // One app instance of the scale-out runs (test/integration/scale, npm run demo -- --instances N), started as a
-// child process by scripts/lib/scale-run.mjs through scripts/lib/ts/register.mjs. A Nest microservice with one
+// child process by scripts/lib/scale-run.mjs through scripts/lib/ts/register.mjs. A Nest microservice built the way
+// users build it (BabelQueueModule.forRoot({ serviceUrl }), the module's server as the strategy) with one
 // @BabelHandler; every delivery it handles or fails is reported as one JSON line on stdout, written before the
 // handler returns, so everything acknowledged has been reported even when the process is killed.
 import 'reflect-metadata';
@@ -7,8 +8,7 @@ import { Controller, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ctx, Payload } from '@nestjs/microservices';
 import { performance } from 'node:perf_hooks';
-import { BabelContext, BabelHandler, BabelPulsarServer } from '../../../lib/index.js';
-import { createPulsarClient } from '../../../lib/pulsar/index.js';
+import { BabelContext, BabelHandler, BabelPulsarServer, BabelQueueModule } from '../../../lib/index.js';
 import type { SubscriptionType } from '../../../lib/index.js';
 import { SCALE_URN, type ScaleRecord, type ScaleTick } from './records.js';
 
@@ -52,23 +52,33 @@ class TickHandler {
   }
 }
 
-@Module({ controllers: [TickHandler] })
+@Module({
+  imports: [
+    BabelQueueModule.forRoot({
+      serviceUrl: env('SCALE_SERVICE_URL'),
+      topic: env('SCALE_TOPIC'),
+      consumer: {
+        subscription: env('SCALE_SUBSCRIPTION', 'scale'),
+        subscriptionType: env('SCALE_SUBSCRIPTION_TYPE', 'Shared') as SubscriptionType,
+        concurrency: Number(env('SCALE_CONCURRENCY', '2')),
+        receiverQueueSize: Number(env('SCALE_RECEIVER_QUEUE', '20')),
+        maxAttempts: 3,
+        ...(env('SCALE_RETRY', 'republish') === 'nack' && { retry: 'nack' as const, nackRedeliverTimeoutMs: 200 }),
+      },
+      logger: { log() {}, warn() {}, error() {}, debug() {} },
+      startupWarnings: false,
+    }),
+  ],
+  controllers: [TickHandler],
+})
 class InstanceModule {}
 
 async function main(): Promise<void> {
-  const { client } = await createPulsarClient({ serviceUrl: env('SCALE_SERVICE_URL') });
-  const server = new BabelPulsarServer({
-    client,
-    topics: env('SCALE_TOPIC'),
-    subscription: env('SCALE_SUBSCRIPTION', 'scale'),
-    subscriptionType: env('SCALE_SUBSCRIPTION_TYPE', 'Shared') as SubscriptionType,
-    concurrency: Number(env('SCALE_CONCURRENCY', '2')),
-    receiverQueueSize: Number(env('SCALE_RECEIVER_QUEUE', '20')),
-    maxAttempts: 3,
-    ...(env('SCALE_RETRY', 'republish') === 'nack' && { retry: 'nack' as const, nackRedeliverTimeoutMs: 200 }),
-    logger: { log() {}, warn() {}, error() {}, debug() {} },
+  const app = await NestFactory.createMicroservice(InstanceModule, {
+    inject: [BabelPulsarServer],
+    useFactory: (server: BabelPulsarServer) => ({ strategy: server }),
+    logger: false,
   });
-  const app = await NestFactory.createMicroservice(InstanceModule, { strategy: server, logger: false });
   app.enableShutdownHooks();
   await app.listen();
   report({ t: 'ready', instance, at: nowMicros() });

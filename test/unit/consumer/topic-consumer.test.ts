@@ -1,18 +1,8 @@
-// The receive loop: the concurrency bound, graceful stop and the shutdown timeout, with a scripted consumer.
+// The intake over a consumer's own receive(): the concurrency bound, graceful stop and the shutdown timeout, with a
+// scripted consumer whose receive() waits for a message (no time-out) until it is closed, as the real clients do.
 import { TopicConsumer } from '../../../lib/consumer/index.js';
-import type { PulsarMessage } from '../../../lib/pulsar/client-types.js';
-import { FakeConsumer, FakeProducer } from '../../support/fakes.js';
+import { FakeProducer, QueueConsumer } from '../../support/fakes.js';
 import { envelopeOf, FakeMessage, wire } from '../../support/messages.js';
-
-class QueueConsumer extends FakeConsumer {
-  readonly queue: PulsarMessage[] = [];
-  override async receive(timeoutMs = 500): Promise<PulsarMessage> {
-    const next = this.queue.shift();
-    if (next) return next;
-    await new Promise((r) => setTimeout(r, Math.min(timeoutMs, 20)));
-    throw new Error('Failed to receive message: TimeOut');
-  }
-}
 
 const quiet = { log: () => {}, warn: () => {}, error: () => {} };
 const message = () => {
@@ -33,7 +23,6 @@ function consumerWith(concurrency: number, dispatch: () => Promise<void>) {
     hooks: {},
     logger: quiet,
     concurrency,
-    receiveTimeoutMs: 20,
   });
   return { consumer, loop };
 }
@@ -55,6 +44,7 @@ describe('TopicConsumer', () => {
     expect(peak).toBe(4);
     expect(consumer.acked).toHaveLength(20);
     expect(consumer.closed).toBe(true);
+    expect(consumer.timedReceives).toBe(0);
   });
 
   it('stop() waits for in-flight handlers to settle before closing the consumer', async () => {
@@ -73,24 +63,40 @@ describe('TopicConsumer', () => {
   });
 
   it('closes after shutdownTimeoutMs even if a handler hangs, leaving it unacknowledged', async () => {
-    const { consumer, loop } = consumerWith(1, () => new Promise<void>(() => {}));
+    let handled = 0;
+    const { consumer, loop } = consumerWith(1, () => {
+      handled += 1;
+      return new Promise<void>(() => {});
+    });
     consumer.queue.push(message(), message());
     loop.start();
     while (loop.activeCount === 0) await new Promise((r) => setTimeout(r, 5));
     await loop.stop(50);
     expect(consumer.closed).toBe(true);
     expect(consumer.acked).toHaveLength(0);
-    // The second message was never received: the loop was waiting for a free slot.
-    expect(consumer.queue).toHaveLength(1);
+    // The second message waited for a slot and was never handled: left unacknowledged, for redelivery.
+    expect(handled).toBe(1);
+  });
+
+  it('waits for the next message without a time-out, and a message that comes later is handled', async () => {
+    const { consumer, loop } = consumerWith(2, async () => {});
+    loop.start();
+    await new Promise((r) => setTimeout(r, 30));
+    expect(consumer.receives).toBe(1);
+    consumer.push(message());
+    while (consumer.acked.length < 1) await new Promise((r) => setTimeout(r, 5));
+    await loop.stop(100);
+    expect(consumer.timedReceives).toBe(0);
+    expect(consumer.closed).toBe(true);
   });
 
   it('keeps going after a receive error that is not a timeout', async () => {
     const { consumer, loop } = consumerWith(1, async () => {});
     let failures = 1;
     const original = consumer.receive.bind(consumer);
-    consumer.receive = async (timeout?: number) => {
+    consumer.receive = async () => {
       if (failures-- > 0) throw new Error('connection reset');
-      return original(timeout);
+      return original();
     };
     consumer.queue.push(message());
     loop.start();

@@ -2,7 +2,7 @@
 // more than half its receiver queue) when the taker says how much room it has; not with a receiver queue too small
 // to batch, not without room, and never with the addon's listener except for a zero receiver queue.
 import { checkClientOptions } from '../../../../lib/pulsar/client-options.js';
-import { toLibraryClient } from '../../../../lib/pulsar/native/adapter.js';
+import { toLibraryClient } from '../../../../lib/pulsar/library-client.js';
 import type { PulsarClientLike, PulsarConsumerConfig } from '../../../../lib/pulsar/client-types.js';
 import type { PushRoom } from '../../../../lib/pulsar/push-room.js';
 

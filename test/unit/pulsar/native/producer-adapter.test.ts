@@ -1,7 +1,7 @@
 // The native producer adapter: each message its own entry unless batching is asked for; on a batching producer it
 // flushes a send that has no other send in flight (it would wait for the batch timer), never one made while others
 // are in flight, and never on a producer that does not batch.
-import { toLibraryClient } from '../../../../lib/pulsar/native/adapter.js';
+import { toLibraryClient } from '../../../../lib/pulsar/library-client.js';
 import type { PulsarClientLike, PulsarProducerConfig } from '../../../../lib/pulsar/client-types.js';
 
 function standInNativeClient() {

@@ -1,10 +1,18 @@
-import type { PushResult } from '../client-types.js';
-import type { PushRoom } from '../push-room.js';
+import type { PushResult } from './client-types.js';
+import type { PushRoom } from './push-room.js';
 
-/** What the pump needs of a raw native consumer. */
+/** What the pump needs of a consumer: a receive without a time-out, ended by closing the consumer. */
 export interface ReceivingConsumer<Message> {
-  /** Without a time-out the addon answers from its receiver queue at once, or when the next message arrives. */
+  /**
+   * Answers with the next message, or rejects once the consumer is closed. Never given a time-out: the native addon
+   * runs a receive with a time-out as a libuv work item, holding one of the process's pool threads while it waits;
+   * without one it answers from its receiver queue at once, or when the next message arrives.
+   */
   receive(): Promise<Message>;
+}
+
+/** A consumer subscribed with a batch receive policy (the native client's). */
+export interface BatchReceivingConsumer<Message> extends ReceivingConsumer<Message> {
   /** Answers once `batch.size` messages are queued, or with what came when the batch's timer ends. */
   batchReceive(): Promise<Message[]>;
 }
@@ -28,9 +36,10 @@ const MAX_SINGLES_BETWEEN_TRIES = 256;
 const closedReason = /AlreadyClosed|ConsumerClosed|ConsumerNotInitialized/i;
 
 /**
- * Hands each message of a native consumer to `deliver`. The addon's `listener` would push instead, but its
- * listener thread waits for the main thread after every message, which made it several times slower than a
- * receive answered from the receiver queue (docs/performance.md). One receive is under way at a time, so messages
+ * Hands each message of a consumer to `deliver`, for as long as the consumer is open: the one intake of every
+ * client (the native adapter's, the WebSocket client's, and any other client's). For the native client, the addon's
+ * `listener` would push instead, but its listener thread waits for the main thread after every message, which made
+ * it several times slower than a receive answered from the receiver queue (docs/performance.md). One receive is under way at a time, so messages
  * keep their order, and a promise from `deliver` holds the next receive until it settles, as the listener's did.
  *
  * With `batch`, a backlog is taken `batch.size` at a time (one promise from the addon instead of one per message),
@@ -40,7 +49,16 @@ const closedReason = /AlreadyClosed|ConsumerClosed|ConsumerNotInitialized/i;
  * comes, and tries a batch again later. A taker with no room at all (paused) gets one message at a time.
  */
 export function startReceivePump<Message>(
+  consumer: BatchReceivingConsumer<Message>,
+  deliver: (message: Message) => PushResult,
+  batch?: PumpBatch,
+): ReceivePump;
+export function startReceivePump<Message>(
   consumer: ReceivingConsumer<Message>,
+  deliver: (message: Message) => PushResult,
+): ReceivePump;
+export function startReceivePump<Message>(
+  consumer: ReceivingConsumer<Message> & Partial<BatchReceivingConsumer<Message>>,
   deliver: (message: Message) => PushResult,
   batch?: PumpBatch,
 ): ReceivePump {
@@ -55,7 +73,7 @@ export function startReceivePump<Message>(
       await batch.taker.roomFor(batch.size);
       room = batch.taker.room();
     }
-    if (!batch || room < batch.size) {
+    if (!batch || !consumer.batchReceive || room < batch.size) {
       singlesBeforeTry = Math.max(0, singlesBeforeTry - 1);
       return consumer.receive();
     }

@@ -3,7 +3,7 @@
 // with a batch, a backlog is taken several at a time, only when the listener has room for all of them, and a batch
 // that comes back short sends the pump back to single receives for a while.
 import { jest } from '@jest/globals';
-import { startReceivePump } from '../../../../lib/pulsar/native/receive-pump.js';
+import { startReceivePump } from '../../../lib/pulsar/receive-pump.js';
 
 /** A consumer whose receive() and batchReceive() calls are answered by the test, one at a time. */
 function standInConsumer() {
