@@ -68,6 +68,8 @@ export async function startService(
       inject: [BabelPulsarServer],
       useFactory: (strategy: BabelPulsarServer) => ({ strategy }),
       logger: false,
+      // An option the module refuses rejects here, for the test to see, instead of ending the process.
+      abortOnError: false,
     });
     server = app.get(BabelPulsarServer);
   } else {
@@ -78,7 +80,12 @@ export async function startService(
     app = await NestFactory.createMicroservice(TestModule, { strategy: server, logger: false });
   }
   server.on('settled', (event) => settled.push(event));
-  await app.listen();
+  try {
+    await app.listen();
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    throw error;
+  }
   let closed = false;
   return {
     app,
