@@ -129,6 +129,7 @@ beforeAll(async () => {
     inject: [BabelPulsarServer],
     useFactory: (server: BabelPulsarServer) => ({ strategy: server }),
     logger: false,
+    abortOnError: false,
   });
   await app.listen();
 });

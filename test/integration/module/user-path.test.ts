@@ -55,6 +55,7 @@ async function startApp(
     inject: [BabelPulsarServer],
     useFactory: (server: BabelPulsarServer) => ({ strategy: server }),
     logger: false,
+    abortOnError: false,
   });
   await app.listen();
   return { app, topics };
