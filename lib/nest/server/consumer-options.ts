@@ -1,4 +1,6 @@
 import { checkRetryPolicy, type RetryPolicy } from '../../consumer/index.js';
+import type { UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
+import { UNKNOWN_URN_STRATEGIES } from '../../consumer/unknown-urn.js';
 import { delayedRetryRefusal, honoursDeliveryTimes } from '../../consumer/settle-request.js';
 import { describeValue } from '../../describe-value.js';
 import { errorText } from '../../envelope/error-text.js';
@@ -113,6 +115,21 @@ export const consumerOptions = {
     return checkTopicName(value, name, raise);
   }),
   /**
+   * What a subscription does with a message whose URN has no handler there (docs/retries.md#unknown-urns):
+   * `'fail'` (the `onUnknownUrn` hook when set, else retried and dead-lettered with reason `unknown_urn`),
+   * `'dead_letter'` (at once), `'delete'` (acknowledged, logged and counted) or `'release'` (negatively acknowledged
+   * so another instance of a Shared or KeyShared subscription takes it: for rolling deploys). Per handler's
+   * subscription: the `handlers` option.
+   * @defaultValue `'fail'`
+   */
+  unknownUrn: oneOf(UNKNOWN_URN_STRATEGIES, 'fail'),
+  /**
+   * With `unknownUrn: 'release'`: deliveries of a message released before it falls back to `'fail'` (counted by
+   * the broker's redelivery count), so a URN that no instance knows cannot circle for ever.
+   * @defaultValue `10`
+   */
+  unknownUrnMaxReleases: integer({ min: 1, fallback: 10 }),
+  /**
    * Messages handled at once per topic.
    * @defaultValue `1`
    */
@@ -166,7 +183,7 @@ export const consumerOptions = {
   isRetriable: option<RetriableRule>((value, name, raise) => checkRetriableRule(value, name, raise)),
   /**
    * Handler settings from configuration, keyed by URN or `Controller.method`: `{ topic, subscription,
-   * subscriptionType, maxAttempts, retryPolicy, concurrency }` override the handler's `@BabelHandler` values
+   * subscriptionType, maxAttempts, retryPolicy, concurrency, unknownUrn }` override the handler's `@BabelHandler` values
    * (docs/configuration.md#handler-settings-from-configuration). Start-up logs where each value came from; a key
    * that names no handler fails the start.
    * @defaultValue none
@@ -230,11 +247,15 @@ export type ResolvedConsumerOptions = ResolvedOptions<typeof serverConsumerOptio
 
 /** The rules between consumer options, checked once each option is valid on its own. */
 export function checkConsumerCombination(
-  settings: Pick<ResolvedConsumerOptions, 'retry' | 'retryPolicy' | 'subscriptionType'> & { topics?: string[] },
+  settings: Pick<ResolvedConsumerOptions, 'retry' | 'retryPolicy' | 'subscriptionType'> & {
+    topics?: string[];
+    unknownUrn?: UnknownUrnStrategy;
+  },
   prefix: string,
   raise: RaiseOptionError,
 ): void {
-  const { retry, subscriptionType, retryPolicy, topics } = settings;
+  const { retry, subscriptionType, retryPolicy, topics, unknownUrn } = settings;
+  if (unknownUrn === 'release') checkReleasable(subscriptionType, `${prefix}.unknownUrn 'release'`, raise);
   if (retry === 'nack' && !honoursDeliveryTimes(subscriptionType)) {
     // Pulsar counts redeliveries only on Shared and KeyShared, so elsewhere the cap would never hold.
     raise(
@@ -245,6 +266,15 @@ export function checkConsumerCombination(
   if (isProducer(retry) && topics !== undefined && topics.length > 1)
     raise(`${prefix}.retry as a single producer needs exactly one topic: a retry goes back to its own topic`, 'type');
   if (retryPolicy) checkDelayable(retry === 'nack', subscriptionType, `${prefix}.retryPolicy`, raise);
+}
+
+/**
+ * A release needs another consumer to take the message and a redelivery count to bound it: on Exclusive and
+ * Failover there is one active consumer and Pulsar counts no redeliveries.
+ */
+export function checkReleasable(subscriptionType: SubscriptionType, where: string, raise: RaiseOptionError): void {
+  if (!honoursDeliveryTimes(subscriptionType))
+    raise(`${where} needs a Shared or KeyShared subscription (got ${subscriptionType})`, 'type');
 }
 
 /** A retry delay where it can be honoured (see delayedRetryRefusal), else an error naming `where`. */

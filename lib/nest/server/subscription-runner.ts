@@ -141,6 +141,7 @@ function topicConsumer(
     ...(model.intake.pausedHoldLimit !== undefined && { pausedHoldLimit: model.intake.pausedHoldLimit }),
     receiveTimeoutMs: settings.receiveTimeoutMs,
     hasHandler: (urn) => deps.hasHandler(model, urn),
+    unknownUrn: model.unknownUrn,
     handlerTimeoutMs: (urn) => model.settingsOf(urn).timeoutMs,
     logStackTraces: settings.logStackTraces,
     dispatch: (...call) => deps.dispatch(model, ...call),

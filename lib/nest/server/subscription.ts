@@ -2,6 +2,7 @@ import type { PulsarConsumerConfig } from '../../pulsar/client-types.js';
 import type { TopicPattern } from '../../pulsar/topic-pattern.js';
 import { delayedRetryRefusal } from '../../consumer/settle-request.js';
 import type { Route } from './handler-routes.js';
+import type { UnknownUrnPolicy } from '../../consumer/unknown-urn.js';
 
 /** A subscription made for every topic of a namespace that matches a pattern (docs/pulsar-features.md#topic-patterns). */
 export interface SubscriptionPattern {
@@ -49,6 +50,8 @@ export interface SubscriptionParts {
    * copies go back to `topic` (or there are none).
    */
   retryTopic: string | null;
+  /** What it does with a URN none of its handlers takes (docs/retries.md#unknown-urns). */
+  unknownUrn: UnknownUrnPolicy;
   pattern?: SubscriptionPattern;
 }
 
@@ -69,6 +72,7 @@ export class Subscription implements SubscriptionParts {
   readonly fallback: RouteSettings;
   readonly deadLetterTopic: string | null;
   readonly retryTopic: string | null;
+  readonly unknownUrn: UnknownUrnPolicy;
   readonly pattern?: SubscriptionPattern;
   /** The pattern subscription this one was derived from (a topic the pattern found). */
   readonly origin?: Subscription;
@@ -87,6 +91,7 @@ export class Subscription implements SubscriptionParts {
     this.fallback = parts.fallback;
     this.deadLetterTopic = parts.deadLetterTopic;
     this.retryTopic = parts.retryTopic;
+    this.unknownUrn = parts.unknownUrn;
     if (parts.pattern) this.pattern = parts.pattern;
     if (origin) {
       this.origin = origin;

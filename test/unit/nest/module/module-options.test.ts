@@ -184,6 +184,16 @@ describe('resolveModuleOptions', () => {
       /options\.consumer\.retry 'nack' needs a Shared or KeyShared subscription/,
     ],
     [
+      'release on Failover',
+      { client, topic: 't', consumer: { unknownUrn: 'release', subscriptionType: 'Failover' } },
+      /options\.consumer\.unknownUrn 'release' needs a Shared or KeyShared subscription \(got Failover\)/,
+    ],
+    [
+      'an unknown unknownUrn strategy',
+      { client, topic: 't', consumer: { unknownUrn: 'ignore' } },
+      /options\.consumer\.unknownUrn must be 'fail', 'dead_letter', 'delete' or 'release', got the string "ignore"/,
+    ],
+    [
       'an unknown retry',
       { client, topic: 't', consumer: { retry: 'later' } },
       /options\.consumer\.retry must be 'republish', 'retry-topic' or 'nack', got the string "later"/,
