@@ -115,6 +115,7 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
   const settlement = decideSettlement(inbound, settledFrom, outcome, policy);
   const event = settledEvent(ctx.topic, message, urn, settlement.action);
   if (unknownUrn !== undefined) event.unknownUrn = unknownUrn;
+  if (outcome.kind === 'failed' && outcome.retriable === false) event.nonRetriable = true;
   const carried = await carryOut(settlement, message, ctx, event);
   // During a rolling deploy every message of a new URN may be released many times: a debug line, not a warning.
   if (settlement.action === 'nack' && unknownUrn === 'release') ctx.logger.debug?.(`${settlement.why} on ${ctx.topic}`);

@@ -93,6 +93,8 @@ export interface SettledEvent {
   bodyOmitted?: boolean;
   /** The URN had no handler here: the strategy applied to this delivery (a `release` past its bound says `fail`). */
   unknownUrn?: UnknownUrnStrategy;
+  /** The failure was not worth a retry (a BabelNonRetriableError, a dead letter the handler asked for). */
+  nonRetriable?: boolean;
 }
 
 /**

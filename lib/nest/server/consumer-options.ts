@@ -1,5 +1,6 @@
 import { checkRetryPolicy, type RetryPolicy } from '../../consumer/index.js';
 import type { UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
+import { checkCircuitBreakerOptions, type CircuitBreakerOptions } from '../../consumer/circuit-breaker.js';
 import { UNKNOWN_URN_STRATEGIES } from '../../consumer/unknown-urn.js';
 import { delayedRetryRefusal, honoursDeliveryTimes } from '../../consumer/settle-request.js';
 import { describeValue } from '../../describe-value.js';
@@ -129,6 +130,17 @@ export const consumerOptions = {
    * @defaultValue `10`
    */
   unknownUrnMaxReleases: integer({ min: 1, fallback: 10 }),
+  /**
+   * A circuit breaker per subscription (docs/retries.md#circuit-breaker): when handler failures reach `failureRatio`
+   * of the messages settled within `windowMs` (at least `minimumMessages` of them), the subscription is paused, its
+   * messages held without using up their attempts; after `openMs` it resumes to probe, and `probes` successes close
+   * it (a failure opens it again). `true` for the defaults `{ failureRatio: 0.5, windowMs: 30000, minimumMessages:
+   * 20, openMs: 30000, probes: 3 }`, or some of them over the defaults.
+   * @defaultValue `false` (no breaker)
+   */
+  circuitBreaker: option<boolean | Partial<CircuitBreakerOptions>, CircuitBreakerOptions | undefined>(
+    (value, name, raise) => checkCircuitBreakerOptions(value, name, raise),
+  ),
   /**
    * Messages handled at once per topic.
    * @defaultValue `1`

@@ -78,6 +78,8 @@ export class Subscription implements SubscriptionParts {
   readonly origin?: Subscription;
   /** Set by pause() / resume(); a subscription that opens while paused starts paused. */
   paused = false;
+  /** Its circuit breaker is open or probing (docs/retries.md#circuit-breaker). */
+  tripped = false;
 
   constructor(parts: SubscriptionParts, origin?: Subscription) {
     this.topic = parts.topic;
