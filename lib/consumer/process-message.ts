@@ -63,7 +63,10 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
     if (!ctx.hasHandler(inspection.urn)) {
       unknownUrn = decideUnknownUrn(ctx.unknownUrn ?? FAIL_ON_UNKNOWN_URN, inbound.redeliveryCount);
       outcome = await settleUnknownUrn(unknownUrn, inspection.urn, inspection.envelope, message, ctx);
-    } else outcome = await runHandler(inspection.urn, inspection.envelope, message, ctx, requests);
+    } else {
+      if (ctx.pace) await ctx.pace();
+      outcome = await runHandler(inspection.urn, inspection.envelope, message, ctx, requests);
+    }
     const requested = requests.settle();
     if (requested !== null) {
       // The handler's first word decides, whatever it did afterwards (docs/pulsar-features.md#settling-from-the-handler).

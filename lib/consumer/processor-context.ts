@@ -64,6 +64,11 @@ export interface ProcessorContext {
   nackCount?: NackCount;
   /** What the subscription does with a URN it has no handler for; absent = `fail` (lib/consumer/unknown-urn.ts). */
   unknownUrn?: UnknownUrnPolicy;
+  /**
+   * Resolves when the next handler call may start (the subscription's `maxPerSecond`); null or absent = at once.
+   * Waited for before the handler's time-out starts.
+   */
+  pace?: (() => Promise<void>) | null;
 }
 
 /** Per-handler settlement settings (from `@BabelHandler(urn, { maxAttempts, retryPolicy })`). */

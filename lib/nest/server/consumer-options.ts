@@ -142,6 +142,18 @@ export const consumerOptions = {
     (value, name, raise) => checkCircuitBreakerOptions(value, name, raise),
   ),
   /**
+   * Handler calls started per second at most, per subscription on this instance (docs/retries.md#rate-limit):
+   * evenly spaced (`1000 / maxPerSecond` ms apart), never a second's worth at once. A message waits for its start
+   * time before its handler's time-out begins. Any positive number (`0.5`: one every 2 s).
+   * @defaultValue none (no limit)
+   */
+  maxPerSecond: option<number>((value, name, raise) => {
+    if (value === undefined) return undefined;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+      return raise(`${name} must be a positive number, got ${describeValue(value)}`, 'range');
+    return value;
+  }),
+  /**
    * Messages handled at once per topic.
    * @defaultValue `1`
    */

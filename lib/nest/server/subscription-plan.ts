@@ -118,6 +118,7 @@ export function planSubscriptions(
       // A pattern's label is no topic: each topic it finds gets its own when derived (see SubscriptionSet).
       retryTopic: binding.pattern ? null : retryTopicOf(binding.topic, binding.subscription, settings.retry),
       unknownUrn: { strategy: unknownUrn, maxReleases: settings.unknownUrnMaxReleases },
+      maxPerSecond: settings.maxPerSecond ?? null,
       ...(binding.pattern && { pattern: binding.pattern }),
     });
   });

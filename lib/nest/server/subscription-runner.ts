@@ -142,6 +142,7 @@ function topicConsumer(
     receiveTimeoutMs: settings.receiveTimeoutMs,
     hasHandler: (urn) => deps.hasHandler(model, urn),
     unknownUrn: model.unknownUrn,
+    pace: model.pace,
     handlerTimeoutMs: (urn) => model.settingsOf(urn).timeoutMs,
     logStackTraces: settings.logStackTraces,
     dispatch: (...call) => deps.dispatch(model, ...call),
