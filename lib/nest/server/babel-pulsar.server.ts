@@ -26,6 +26,8 @@ import {
 import { fanOutWarnings, foreignPatternWarning } from './server-warnings.js';
 import { StatusMonitor, type BabelServerStatus } from './status-monitor.js';
 import { SubscriptionBreakers } from './subscription-breaker.js';
+import type { LagGauges } from '../../otel/subscription-lag.js';
+import { startLagGauges } from './lag-targets.js';
 import type { BabelServerEvents } from './server-events.js';
 import type { Subscription } from './subscription.js';
 import { openSubscription } from './subscription-runner.js';
@@ -80,6 +82,8 @@ export class BabelPulsarServer
   private brokerWait: BrokerWait | null = null;
   /** The circuit breaker of each subscription (the `circuitBreaker` option; none without it). */
   private readonly breakers: SubscriptionBreakers;
+  /** The lag gauges (the `lagGauges` option), from the first start. */
+  private lagGauges: LagGauges | null = null;
 
   constructor(private readonly options: BabelPulsarServerOptions) {
     super();
@@ -262,6 +266,11 @@ export class BabelPulsarServer
       logger: this.consumerLogger(),
       closing: () => this.closing !== null,
     });
+    this.lagGauges ??= startLagGauges(
+      this.settings.lagGauges,
+      () => this.subscriptions?.running ?? [],
+      this.consumerLogger(),
+    );
   }
 
   private open(model: Subscription, initialPosition?: 'Earliest' | 'Latest') {
@@ -320,6 +329,7 @@ export class BabelPulsarServer
     await this.starting?.catch(() => undefined);
     this.monitor.stop();
     this.breakers.close();
+    this.lagGauges?.stop();
     // Waiting batches are handed over at once, so their messages settle within the shutdown time-out.
     this.dispatcher.close();
     await this.subscriptions?.close(this.settings.shutdownTimeoutMs);

@@ -1,5 +1,6 @@
 import { checkRetryPolicy, type RetryPolicy } from '../../consumer/index.js';
 import type { UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
+import { checkLagGauges, type LagGaugeSetting } from './lag-gauge-option.js';
 import { checkCircuitBreakerOptions, type CircuitBreakerOptions } from '../../consumer/circuit-breaker.js';
 import { UNKNOWN_URN_STRATEGIES } from '../../consumer/unknown-urn.js';
 import { delayedRetryRefusal, honoursDeliveryTimes } from '../../consumer/settle-request.js';
@@ -153,6 +154,13 @@ export const consumerOptions = {
       return raise(`${name} must be a positive number, got ${describeValue(value)}`, 'range');
     return value;
   }),
+  /**
+   * OpenTelemetry gauges of each subscription's lag (docs/operations.md#lag-gauges): `babelqueue.subscription.backlog`,
+   * `.oldest_unacked_age`, `.retry_backlog` and `babelqueue.dead_letter.depth`, read from the broker's admin API at
+   * most once per topic every `intervalMs`: `{ adminUrl, intervalMs?, token? }`.
+   * @defaultValue none (no gauges, no admin calls)
+   */
+  lagGauges: option<LagGaugeSetting>((value, name, raise) => checkLagGauges(value, name, raise)),
   /**
    * Messages handled at once per topic.
    * @defaultValue `1`
