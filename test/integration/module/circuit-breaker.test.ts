@@ -78,7 +78,11 @@ describe('circuit breaker (broker)', () => {
       'two failed probes',
       () => breakerLines().filter((line) => line.includes('half-open -> open')).length >= 2,
       60_000,
-    );
+    ).catch((error: Error) => {
+      throw new Error(
+        `${error.message}\n${lines.join('\n')}\n${JSON.stringify(service.server.describe())}\nsettled ${JSON.stringify(service.settled.map((e) => e.action))}`,
+      );
+    });
     const callsWhileDown = dependency.calls;
     dependency.down = false;
     await waitFor('every message handled', () => dependency.handled.size === MESSAGES, 60_000);
