@@ -1,3 +1,4 @@
+import type { UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
 import { UseFilters, type Type } from '@nestjs/common';
 import { EventPattern } from '@nestjs/microservices';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from '../constants.js';
@@ -40,6 +41,7 @@ export interface BabelHandlerExtras {
   /** Set only by the server's `handlers` option (run-time settings). */
   subscriptionType?: SubscriptionType;
   concurrency?: number;
+  unknownUrn?: UnknownUrnStrategy;
 }
 
 const HANDLER_OPTION_KEYS = Object.keys(handlerOptionTable);

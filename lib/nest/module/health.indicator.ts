@@ -40,6 +40,8 @@ export interface BabelQueueHealthDetails {
       active: number;
       overdue: number;
       paused: boolean;
+      /** Its circuit breaker is open (it paused the subscription) or probing. */
+      tripped: boolean;
       refused: RefusedProducerState[];
     }>;
   };

@@ -20,7 +20,8 @@ export function routeOf(
   const name = extras?.handler ?? 'an unnamed handler';
   const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, owner, method, schema, consumerOptions } =
     extras ?? {};
-  const { batch, topicsPattern, patternDiscoveryMs, isRetriable, subscriptionType, concurrency } = extras ?? {};
+  const { batch, topicsPattern, patternDiscoveryMs, isRetriable, subscriptionType, concurrency, unknownUrn } =
+    extras ?? {};
   const type = subscriptionType ?? settings.subscriptionType;
   if (retryPolicy) checkDelayable(settings.retry === 'nack', type, `${name} retryPolicy`, raiseStandardError);
   if (subscriptionType !== undefined && settings.retry === 'nack' && !honoursDeliveryTimes(subscriptionType))
@@ -46,6 +47,7 @@ export function routeOf(
     ...(batch !== undefined && { batch }),
     ...(subscriptionType !== undefined && { subscriptionType }),
     ...(concurrency !== undefined && { concurrency }),
+    ...(unknownUrn !== undefined && { unknownUrn }),
     ...((maxAttempts !== undefined || retryPolicy !== undefined) && {
       policy: {
         ...(maxAttempts !== undefined && { maxAttempts }),

@@ -5,6 +5,7 @@
  * remembers which keys were used.
  */
 import { checkRetryPolicy, type RetryPolicy } from '../../consumer/index.js';
+import { UNKNOWN_URN_STRATEGIES, type UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
 import { errorText } from '../../envelope/error-text.js';
 import {
   checkKnownKeys,
@@ -44,6 +45,8 @@ export const handlerSettingsTable = {
   retryPolicy: option<RetryPolicy>((value, name, raise) => checkRetryPolicy(value, name, raise)),
   /** Messages handled at once on the handler's subscription (every handler of one subscription must agree). */
   concurrency: integer({ min: 1 }),
+  /** What the handler's subscription does with a URN none of its handlers takes (they must agree). */
+  unknownUrn: oneOf(UNKNOWN_URN_STRATEGIES),
 };
 
 export type HandlerSettingName = keyof typeof handlerSettingsTable;
@@ -57,6 +60,7 @@ export type HandlerSettings = {
   maxAttempts?: number;
   retryPolicy?: RetryPolicy;
   concurrency?: number;
+  unknownUrn?: UnknownUrnStrategy;
 };
 
 /** `handlers`: entries keyed by a URN (`urn:…`) or by `Controller.method`. */
@@ -134,7 +138,7 @@ export function applyHandlerSettings(
 /** The server's values of the settings, for a start-up line of a setting no handler gave. */
 export type ServerDefaults = Record<HandlerSettingName, unknown>;
 
-/** The server's values of the six settings (its topics, subscription, type, attempts, policy, concurrency). */
+/** The server's values of the settings (its topics, subscription, type, attempts, policy, concurrency, unknownUrn). */
 export function serverDefaultsOf(settings: {
   topics: readonly string[];
   subscription: string;
@@ -142,9 +146,18 @@ export function serverDefaultsOf(settings: {
   maxAttempts: number;
   retryPolicy?: RetryPolicy | undefined;
   concurrency: number;
+  unknownUrn: UnknownUrnStrategy;
 }): ServerDefaults {
-  const { topics, subscription, subscriptionType, maxAttempts, retryPolicy, concurrency } = settings;
-  return { topic: topics.join(', '), subscription, subscriptionType, maxAttempts, retryPolicy, concurrency };
+  const { topics, subscription, subscriptionType, maxAttempts, retryPolicy, concurrency, unknownUrn } = settings;
+  return {
+    topic: topics.join(', '),
+    subscription,
+    subscriptionType,
+    maxAttempts,
+    retryPolicy,
+    concurrency,
+    unknownUrn,
+  };
 }
 
 /**
