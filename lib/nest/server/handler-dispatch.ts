@@ -3,6 +3,8 @@ import { isObservable, lastValueFrom } from 'rxjs';
 import type { ConsumerLogger } from '../../consumer/index.js';
 import { RequestedSettlement, type SettleRequests } from '../../consumer/settle-request.js';
 import type { Envelope } from '../../envelope/index.js';
+import { isClaimStore } from '../../idempotency/claim-store.js';
+import { runClaimed } from '../../idempotency/run-claimed.js';
 import { duplicateSkippedLine, runOnce } from '../../idempotency/run-once.js';
 import type { ConsumerMetrics } from '../../otel/metrics.js';
 import { inProcessSpan, openTelemetry, tracingObserved } from '../../otel/tracing.js';
@@ -116,8 +118,11 @@ export class HandlerDispatch {
     const idempotency = ownIdempotency ? undefined : settings.idempotency;
     const work = async (): Promise<void> => {
       if (!idempotency) return run();
-      if ((await runOnce(idempotency.store, envelope.meta?.id, run)) === 'duplicate')
-        this.deps.logger.log(duplicateSkippedLine(urn, envelope.meta.id));
+      const { store } = idempotency;
+      const id: unknown = envelope.meta?.id;
+      // A claim store locks the id while the handler runs; run() throws on a retry or dead-letter request.
+      const outcome = isClaimStore(store) ? await runClaimed(store, id, run) : await runOnce(store, id, run);
+      if (outcome === 'duplicate') this.deps.logger.log(duplicateSkippedLine(urn, envelope.meta.id));
     };
     // The span helpers use the process-wide API once any component loaded it, so "off" must bypass them here.
     const api = settings.telemetry.tracing ? openTelemetry() : null;
