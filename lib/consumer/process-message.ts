@@ -42,6 +42,8 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
   let envelope: Envelope | Record<string, never> = {};
   /** The failure onError reports, called after the failure's log line so that a hook's own lines follow it. */
   let failure: Error | null = null;
+  /** The handler was skipped: its message id was handled before (idempotency, inbox). */
+  let duplicate = false;
   if (inspection.kind === 'gate-rejected') {
     onError(new SchemaVersionRejectedError(inspection.received), {});
   } else if (inspection.kind === 'poison') {
@@ -59,6 +61,7 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
     const requests = new SettleRequests(ctx.delayedRetryRefusal ?? null);
     outcome = await runHandler(inspection.urn, inspection.envelope, message, ctx, requests);
     const requested = requests.settle();
+    duplicate = requests.duplicate;
     if (requested !== null) {
       // The handler's first word decides, whatever it did afterwards (docs/pulsar-features.md#settling-from-the-handler).
       if (outcome.kind === 'failed' && !(outcome.error instanceof RequestedSettlement))
@@ -108,6 +111,7 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
   if (retryPolicy !== undefined) policy.retryPolicy = retryPolicy;
   const settlement = decideSettlement(inbound, settledFrom, outcome, policy);
   const event = settledEvent(ctx.topic, message, urn, settlement.action);
+  if (duplicate && settlement.action === 'ack') event.duplicate = true;
   const carried = await carryOut(settlement, message, ctx, event);
   // A request that ended for good without an answer (dead-lettered, or dropped without a dead-letter topic)
   // replies once with the failure; an attempt that is retried replies nothing.

@@ -88,6 +88,8 @@ export interface SettledEvent {
   deadLetterTopic?: string;
   /** The dead-letter record was too big and was written without the original body. */
   bodyOmitted?: boolean;
+  /** Acknowledged without running the handler: its `meta.id` was handled before (idempotency, inbox). */
+  duplicate?: boolean;
 }
 
 /**

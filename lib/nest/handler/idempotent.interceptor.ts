@@ -1,7 +1,7 @@
 import { UseInterceptors, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import { concat, defer, from, ignoreElements, lastValueFrom, mergeMap, of, type Observable } from 'rxjs';
 import { PATTERN_EXTRAS_METADATA } from '@nestjs/microservices/constants.js';
-import { BabelContext, settleRequested } from './babel.context.js';
+import { BabelContext, markDuplicate, settleRequested } from './babel.context.js';
 import { BABEL_OWN_IDEMPOTENCY } from '../constants.js';
 import { isClaimStore, type ClaimStore } from '../../idempotency/claim-store.js';
 import { runClaimed } from '../../idempotency/run-claimed.js';
@@ -29,14 +29,18 @@ export class IdempotencyInterceptor implements NestInterceptor {
           result = await lastValueFrom(next.handle(), { defaultValue: undefined });
         };
         // A handler that asked for a retry or a dead letter did not handle the message: its claim is released.
-        await runClaimed(store, id, run, { handled: () => !settleRequested(babel) });
+        const outcome = await runClaimed(store, id, run, { handled: () => !settleRequested(babel) });
+        if (outcome === 'duplicate') markDuplicate(babel);
         return result;
       });
     }
     return from(Promise.resolve(store.seen(id))).pipe(
       mergeMap((seen) =>
         seen
-          ? of(undefined)
+          ? defer(() => {
+              markDuplicate(babel);
+              return of(undefined);
+            })
           : concat(
               next.handle(),
               defer(async () => {

@@ -39,6 +39,8 @@ export interface Route {
   subscriptionType?: SubscriptionType;
   /** Messages handled at once on the handler's subscription, when run-time settings give it. */
   concurrency?: number;
+  /** Runs in the server's inbox (true) or not (false); absent: as the inbox's `every` says. */
+  inbox?: boolean;
 }
 
 /** A topic and subscription the server consumes, with the handlers routed within it. */
