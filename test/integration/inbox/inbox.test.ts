@@ -19,7 +19,7 @@ import {
   type PulsarClientLike,
   type SettledEvent,
 } from '../../../lib/index.js';
-import { PostgresInbox, inboxMigrationSql } from '../../../lib/inbox/index.js';
+import { PostgresInbox, inboxMigrationSql, type InboxTransaction } from '../../../lib/inbox/index.js';
 import { pulsarProperties } from '../../../lib/pulsar/index.js';
 import { newClient, receiveN, serviceUrl, sleep, uniqueTopic, waitFor } from '../../support/broker.js';
 import { quietLogger } from '../../support/nest-app.js';
@@ -227,4 +227,22 @@ test('the same id run through PostgresInbox by 2 concurrent callers, 1,000 times
   expect(await inbox.prune(0, 400)).toBe(400); // pruning, in small batches
   expect(await inbox.prune(0, 400)).toBe(400);
   expect(await inbox.prune(0, 400)).toBe(200);
+});
+
+test('a message without meta.id runs in a transaction every time, without an inbox row; a throw rolls it back', async () => {
+  const tables = await freshTables();
+  const inbox = new PostgresInbox({ pool, table: tables.inbox });
+  const insert = async (tx: InboxTransaction): Promise<void> => {
+    await tx.client.query(`INSERT INTO ${tables.orders} (message_id, n) VALUES ('none', 1)`, []);
+  };
+  expect(await inbox.run('billing', undefined, insert)).toBe('ran');
+  expect(await inbox.run('billing', undefined, insert)).toBe('ran');
+  await expect(
+    inbox.run('billing', undefined, async (tx) => {
+      await insert(tx);
+      throw new Error('rolled back');
+    }),
+  ).rejects.toThrow('rolled back');
+  expect(await businessRows(tables)).toEqual({ rows: 2, distinct: 1 });
+  expect((await pool.query(`SELECT count(*)::int AS n FROM ${tables.inbox}`)).rows[0].n).toBe(0);
 });
