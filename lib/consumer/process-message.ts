@@ -45,6 +45,8 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
   let unknownUrn: UnknownUrnStrategy | undefined;
   /** The failure onError reports, called after the failure's log line so that a hook's own lines follow it. */
   let failure: Error | null = null;
+  /** The handler was skipped: its message id was handled before (idempotency, inbox). */
+  let duplicate = false;
   if (inspection.kind === 'gate-rejected') {
     onError(new SchemaVersionRejectedError(inspection.received), {});
   } else if (inspection.kind === 'poison') {
@@ -68,6 +70,7 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
       outcome = await runHandler(inspection.urn, inspection.envelope, message, ctx, requests);
     }
     const requested = requests.settle();
+    duplicate = requests.duplicate;
     if (requested !== null) {
       // The handler's first word decides, whatever it did afterwards (docs/pulsar-features.md#settling-from-the-handler).
       if (outcome.kind === 'failed' && !(outcome.error instanceof RequestedSettlement))
@@ -119,6 +122,7 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
   const event = settledEvent(ctx.topic, message, urn, settlement.action);
   if (unknownUrn !== undefined) event.unknownUrn = unknownUrn;
   if (outcome.kind === 'failed' && outcome.retriable === false) event.nonRetriable = true;
+  if (duplicate && settlement.action === 'ack') event.duplicate = true;
   const carried = await carryOut(settlement, message, ctx, event);
   // During a rolling deploy every message of a new URN may be released many times: a debug line, not a warning.
   if (settlement.action === 'nack' && unknownUrn === 'release') ctx.logger.debug?.(`${settlement.why} on ${ctx.topic}`);

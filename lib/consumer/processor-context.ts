@@ -100,6 +100,8 @@ export interface SettledEvent {
   unknownUrn?: UnknownUrnStrategy;
   /** The failure was not worth a retry (a BabelNonRetriableError, a dead letter the handler asked for). */
   nonRetriable?: boolean;
+  /** Acknowledged without running the handler: its `meta.id` was handled before (idempotency, inbox). */
+  duplicate?: boolean;
 }
 
 /**

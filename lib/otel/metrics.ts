@@ -75,7 +75,8 @@ export class ConsumerMetrics {
     const attributes: Attributes = {
       'messaging.destination.name': event.topic,
       'messaging.babelqueue.urn': event.urn ?? '',
-      outcome: event.action,
+      // A duplicate is acknowledged too; its own outcome lets a dashboard count what the inbox or a store skipped.
+      outcome: event.duplicate ? 'duplicate' : event.action,
     };
     this.received.add(1, attributes);
     if (event.unknownUrn !== undefined) this.unknownUrns.add(1, { ...attributes, strategy: event.unknownUrn });

@@ -13,6 +13,8 @@ export const LAYERS = [
   ['pulsar'],
   ['consumer'],
   ['schema', 'otel', 'idempotency'],
+  // The inbox runs a handler in a transaction; it builds on the idempotency stores' SQL helpers.
+  ['inbox'],
   ['nest'],
   ['redrive', 'outbox', 'replay'],
   ['dashboard'],

@@ -113,6 +113,12 @@ export const moduleOptionTable = {
    */
   idempotency: serverOptionTable.idempotency,
   /**
+   * Inbox handlers run in a PostgreSQL transaction that first records their message id: `{ store, every? }`
+   * (docs/exactly-once.md#the-inbox).
+   * @defaultValue none
+   */
+  inbox: serverOptionTable.inbox,
+  /**
    * The [warnings at start-up](docs/configuration.md#warnings-at-start-up) for wiring that would fail in silence:
    * `false` turns them off, `{ serverNotStartedAfterMs }` (default 5000) sets when an unstarted server with
    * handlers is reported.
@@ -277,6 +283,7 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
       consumerOptions: consumer.consumerOptions,
       ...given('logger', logger),
       ...given('idempotency', idempotency),
+      ...given('inbox', options.inbox),
       ...given('cipher', cipher),
       telemetry: input.telemetry,
       ...given('brokerAtStart', brokerAtStart),

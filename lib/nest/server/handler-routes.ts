@@ -42,6 +42,8 @@ export interface Route {
   concurrency?: number;
   /** What the handler's subscription does with a URN nobody there handles, when run-time settings give it. */
   unknownUrn?: UnknownUrnStrategy;
+  /** Runs in the server's inbox (true) or not (false); absent: as the inbox's `every` says. */
+  inbox?: boolean;
 }
 
 /** A topic and subscription the server consumes, with the handlers routed within it. */

@@ -1,7 +1,7 @@
 /**
  * Handler settings given at run time (docs/configuration.md#handler-settings-from-configuration): a server's
  * `handlers` option, keyed by URN or by `Controller.method`, overrides what `@BabelHandler` declared for a handler's
- * topic, subscription, subscription type, attempts, retry policy and concurrency. Pure, but for the book that
+ * topic, subscription, subscription type, attempts, retry policy, concurrency and inbox. Pure, but for the book that
  * remembers which keys were used.
  */
 import { checkRetryPolicy, type RetryPolicy } from '../../consumer/index.js';
@@ -47,6 +47,11 @@ export const handlerSettingsTable = {
   concurrency: integer({ min: 1 }),
   /** What the handler's subscription does with a URN none of its handlers takes (they must agree). */
   unknownUrn: oneOf(UNKNOWN_URN_STRATEGIES),
+  /** Runs in the server's inbox (docs/exactly-once.md#the-inbox), or not. */
+  inbox: option<boolean>((value, name, raise) => {
+    if (value !== undefined && typeof value !== 'boolean') return raise(`${name} must be true or false`, 'type');
+    return value as boolean | undefined;
+  }),
 };
 
 export type HandlerSettingName = keyof typeof handlerSettingsTable;
@@ -61,6 +66,7 @@ export type HandlerSettings = {
   retryPolicy?: RetryPolicy;
   concurrency?: number;
   unknownUrn?: UnknownUrnStrategy;
+  inbox?: boolean;
 };
 
 /** `handlers`: entries keyed by a URN (`urn:…`) or by `Controller.method`. */
@@ -138,7 +144,7 @@ export function applyHandlerSettings(
 /** The server's values of the settings, for a start-up line of a setting no handler gave. */
 export type ServerDefaults = Record<HandlerSettingName, unknown>;
 
-/** The server's values of the settings (its topics, subscription, type, attempts, policy, concurrency, unknownUrn). */
+/** The server's values of the settings (topics, subscription, type, attempts, policy, concurrency, unknownUrn, inbox). */
 export function serverDefaultsOf(settings: {
   topics: readonly string[];
   subscription: string;
@@ -147,8 +153,10 @@ export function serverDefaultsOf(settings: {
   retryPolicy?: RetryPolicy | undefined;
   concurrency: number;
   unknownUrn: UnknownUrnStrategy;
+  inbox?: { every?: boolean } | undefined;
 }): ServerDefaults {
   const { topics, subscription, subscriptionType, maxAttempts, retryPolicy, concurrency, unknownUrn } = settings;
+  const inbox = settings.inbox?.every ?? false;
   return {
     topic: topics.join(', '),
     subscription,
@@ -157,6 +165,7 @@ export function serverDefaultsOf(settings: {
     retryPolicy,
     concurrency,
     unknownUrn,
+    inbox,
   };
 }
 
