@@ -13,6 +13,8 @@ export const LAYERS = [
   ['pulsar'],
   ['consumer'],
   ['schema', 'otel', 'idempotency'],
+  // Scheduling's pure parts (options, cron ticks, the missed-tick policy): the client and the outbox build on them.
+  ['schedule'],
   ['nest'],
   ['redrive', 'outbox', 'replay'],
   ['dashboard'],
