@@ -40,6 +40,10 @@ import { closeIfClosable } from './stubbed-provider.js';
 import { BabelOutbox } from '../../outbox/outbox.js';
 import { OutboxRelay } from '../../outbox/relay.js';
 import { outboxMigrationSql } from '../../outbox/table.js';
+import { ScheduleDispatcher } from '../../outbox/schedule-dispatcher.js';
+import { scheduleMigrationSql } from '../../outbox/schedule-table.js';
+import { attachClientSchedules } from '../client/client-schedules.js';
+import { clientSchedulesOn } from './client-schedules-port.js';
 import { errorText } from '../../envelope/error-text.js';
 
 /**
@@ -145,25 +149,50 @@ export class BabelQueueLifecycle implements OnApplicationShutdown {
   }
 }
 
-/** Creates the outbox table when asked to, then starts the module's outbox relay once the application is up. */
+/**
+ * Creates the outbox table (and the schedule table) when asked to, then starts the module's outbox relay and,
+ * beside it, the schedule dispatcher once the application is up; stops the dispatcher on shutdown.
+ */
 @Injectable()
-export class BabelQueueOutboxHost implements OnApplicationBootstrap {
+export class BabelQueueOutboxHost implements OnApplicationBootstrap, OnApplicationShutdown {
+  /** Moves due schedules into the outbox; only where the relay runs and schedules are on. */
+  readonly dispatcher: ScheduleDispatcher | null;
+
   constructor(
     private readonly options: ResolvedModuleOptions,
     private readonly relay: OutboxRelay | null,
-  ) {}
+  ) {
+    const { pool, schedules, table } = options.outbox;
+    this.dispatcher =
+      pool && schedules && relay
+        ? new ScheduleDispatcher({
+            pool,
+            table: schedules.table,
+            outboxTable: table,
+            onFired: () => relay.wake(),
+            ...(options.telemetry !== undefined && { metrics: options.telemetry.metrics }),
+            ...schedules.tuning,
+          })
+        : null;
+  }
 
   async onApplicationBootstrap(): Promise<void> {
-    const { pool, migrate, table } = this.options.outbox;
+    const { pool, migrate, table, schedules } = this.options.outbox;
     if (pool && migrate) {
       const connection = await pool.connect();
       try {
         await connection.query(outboxMigrationSql(table));
+        if (schedules) await connection.query(scheduleMigrationSql(schedules.table, table));
       } finally {
         connection.release();
       }
     }
     this.relay?.start();
+    this.dispatcher?.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.dispatcher?.stop();
   }
 }
 
@@ -242,9 +271,14 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
     },
     {
       provide: t.client,
-      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, BABEL_QUEUE_CLIENT_HANDLE, t.pool],
-      useFactory: (options: ResolvedModuleOptions, handle: ClientHandle, pool: BabelProducerPool) =>
-        new BabelPulsarClient({
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, BABEL_QUEUE_CLIENT_HANDLE, t.pool, t.outbox],
+      useFactory: (
+        options: ResolvedModuleOptions,
+        handle: ClientHandle,
+        pool: BabelProducerPool,
+        outbox: BabelOutbox,
+      ) => {
+        const client = new BabelPulsarClient({
           client: handle.client,
           ...(isProducerSource(pool) && { producers: pool }),
           ...(options.topic !== undefined && { topic: options.topic }),
@@ -252,7 +286,13 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
           ...(options.publishTimeoutMs !== undefined && { publishTimeoutMs: options.publishTimeoutMs }),
           ...(options.requestTimeoutMs !== undefined && { requestTimeoutMs: options.requestTimeoutMs }),
           ...(options.cipher !== undefined && { cipher: options.cipher }),
-        }),
+        });
+        const { pool: database, schedules } = options.outbox;
+        if (database && schedules) {
+          attachClientSchedules(client, clientSchedulesOn(outbox, database));
+        }
+        return client;
+      },
     },
     {
       // brokerAtStart: 'optional' connects the publisher in the background, one log line each way.
@@ -282,6 +322,7 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
       useFactory: (options: ResolvedModuleOptions) =>
         new BabelOutbox({
           table: options.outbox.table,
+          ...(options.outbox.schedules && { scheduleTable: options.outbox.schedules.table }),
           ...(options.topic !== undefined && { topic: options.topic }),
         }),
     },
