@@ -23,3 +23,5 @@ export type {
   ScheduleOptions,
   ScheduleState,
 } from '../schedule/index.js';
+export { BabelSchedule } from '../schedule/index.js';
+export type { DeclaredScheduleOptions } from '../schedule/index.js';

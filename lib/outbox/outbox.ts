@@ -15,7 +15,14 @@ import {
   type ScheduleOptions,
 } from '../schedule/index.js';
 import { randomUUID } from 'node:crypto';
-import { cancelSchedule, getSchedule, insertSchedule, listSchedules, runScheduleNow } from './schedule-store.js';
+import {
+  cancelSchedule,
+  declareSchedule as upsertDeclaredSchedule,
+  getSchedule,
+  insertSchedule,
+  listSchedules,
+  runScheduleNow,
+} from './schedule-store.js';
 import { DEFAULT_SCHEDULE_TABLE } from './schedule-table.js';
 import { checkSqlRunner, runSql, type OutboxSqlRunner } from './sql.js';
 import { checkOutboxTable } from './table.js';
@@ -165,6 +172,31 @@ export class BabelOutbox {
       traceId: message.traceId ?? null,
       data: JSON.stringify(message.data),
       timing,
+    });
+  }
+
+  /**
+   * Stores a recurring schedule (`cron`, `tz`, `missed`, `id` required), or brings the stored one with this id up
+   * to date: its URN, topic, key and data always; its cron, time zone and next tick only when they changed. For
+   * schedules declared in code, at every start (the module does it for `@BabelSchedule`). A cancelled one stays so.
+   */
+  async declareSchedule(
+    runner: OutboxSqlRunner,
+    urn: string,
+    data: object,
+    options: ScheduleOptions & { id: string; cron: string },
+  ): Promise<ScheduleHandle> {
+    const checked = checkSqlRunner(runner, 'the runner of declareSchedule');
+    const message = this.checkMessage('BabelOutbox.declareSchedule', urn, data, options ?? {});
+    if (options.cron === undefined) throw new BabelQueueError('BabelOutbox.declareSchedule needs options.cron');
+    return upsertDeclaredSchedule(checked, this.scheduleTable, {
+      id: checkScheduleId(options.id),
+      urn: message.urn,
+      topic: message.topic,
+      key: message.key,
+      traceId: message.traceId ?? null,
+      data: JSON.stringify(message.data),
+      timing: checkScheduleTiming(options),
     });
   }
 

@@ -166,3 +166,43 @@ export async function listSchedules(
   )) as RawSchedule[];
   return rows.map(toScheduledMessage);
 }
+
+/**
+ * Stores a recurring schedule declared in code, or brings the stored one up to date: its URN, topic, key, trace
+ * and data always; its cron, time zone and next tick only when the cron or time zone changed (so instances
+ * starting one after another never move a tick). A cancelled declaration stays cancelled. Concurrent declarations
+ * of one id queue on the row: one schedule, whichever instance came first.
+ */
+export async function declareSchedule(
+  runner: OutboxSqlRunner,
+  table: string,
+  schedule: NewSchedule,
+): Promise<ScheduleHandle> {
+  const { timing } = schedule;
+  if (timing.kind !== 'cron') throw new BabelQueueError('a declared schedule is a recurring one: give it a cron');
+  const rows = (await runSql(
+    runner,
+    `INSERT INTO ${table} AS s (id, urn, topic, partition_key, trace_id, data, cron, time_zone, missed, next_tick)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+     ON CONFLICT (id) DO UPDATE SET urn = EXCLUDED.urn, topic = EXCLUDED.topic, partition_key = EXCLUDED.partition_key,
+       trace_id = EXCLUDED.trace_id, data = EXCLUDED.data, missed = EXCLUDED.missed,
+       cron = EXCLUDED.cron, time_zone = EXCLUDED.time_zone,
+       next_tick = CASE WHEN s.cancelled_at IS NULL
+                         AND (s.cron IS DISTINCT FROM EXCLUDED.cron OR s.time_zone IS DISTINCT FROM EXCLUDED.time_zone)
+                        THEN EXCLUDED.next_tick ELSE s.next_tick END
+     RETURNING next_tick, (xmax = 0) AS created`,
+    [
+      schedule.id,
+      schedule.urn,
+      schedule.topic,
+      schedule.key,
+      schedule.traceId,
+      schedule.data,
+      timing.cron,
+      timing.tz,
+      timing.missed,
+      timing.firstTick,
+    ],
+  )) as Array<{ next_tick: Date | null; created: boolean }>;
+  return { id: schedule.id, created: rows[0]?.created === true, nextTick: rows[0]?.next_tick ?? null };
+}

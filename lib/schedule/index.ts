@@ -11,3 +11,5 @@ export type {
   ScheduleTiming,
 } from './schedule-options.js';
 export { SCHEDULE_PROPERTIES, scheduleProperties } from './schedule-properties.js';
+export { BABEL_SCHEDULE_METADATA, BabelSchedule } from './schedule.decorator.js';
+export type { DeclaredScheduleOptions } from './schedule.decorator.js';

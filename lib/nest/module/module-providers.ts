@@ -44,6 +44,8 @@ import { ScheduleDispatcher } from '../../outbox/schedule-dispatcher.js';
 import { scheduleMigrationSql } from '../../outbox/schedule-table.js';
 import { attachClientSchedules } from '../client/client-schedules.js';
 import { clientSchedulesOn } from './client-schedules-port.js';
+import { scanDeclaredSchedules, type DeclaredSchedule } from './declared-schedules.js';
+import { BabelQueueOptionsError } from './options-error.js';
 import { errorText } from '../../envelope/error-text.js';
 
 /**
@@ -161,6 +163,9 @@ export class BabelQueueOutboxHost implements OnApplicationBootstrap, OnApplicati
   constructor(
     private readonly options: ResolvedModuleOptions,
     private readonly relay: OutboxRelay | null,
+    private readonly outbox: BabelOutbox,
+    /** The @BabelSchedule declarations this registration stores (the unnamed registration's: all of them). */
+    private readonly declarations: () => DeclaredSchedule[],
   ) {
     const { pool, schedules, table } = options.outbox;
     this.dispatcher =
@@ -181,18 +186,48 @@ export class BabelQueueOutboxHost implements OnApplicationBootstrap, OnApplicati
     if (pool && migrate) {
       const connection = await pool.connect();
       try {
+        // Instances starting together would race on CREATE TABLE IF NOT EXISTS (PostgreSQL then fails one with a
+        // duplicate pg_type row): a transaction-scoped advisory lock on the table's name lets one migrate at a time.
+        await connection.query('BEGIN');
+        await connection.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`babelqueue-migrate:${table}`]);
         await connection.query(outboxMigrationSql(table));
         if (schedules) await connection.query(scheduleMigrationSql(schedules.table, table));
+        await connection.query('COMMIT');
+      } catch (error) {
+        await connection.query('ROLLBACK').catch(() => undefined);
+        throw error;
       } finally {
         connection.release();
       }
     }
+    await this.declareSchedules();
     this.relay?.start();
     this.dispatcher?.start();
   }
 
   async onApplicationShutdown(): Promise<void> {
     await this.dispatcher?.stop();
+  }
+
+  /** Stores (or brings up to date) every @BabelSchedule, before any dispatcher of this instance runs. */
+  private async declareSchedules(): Promise<void> {
+    const declared = this.declarations();
+    if (declared.length === 0) return;
+    const { pool, schedules } = this.options.outbox;
+    if (!pool || !schedules) {
+      throw new BabelQueueOptionsError(
+        `@BabelSchedule on ${declared.map((d) => d.where).join(', ')} needs stored schedules: ` +
+          'BabelQueueModule.forRoot({ outbox: { pool, schedules: true } }) (docs/scheduling.md)',
+      );
+    }
+    const connection = await pool.connect();
+    try {
+      for (const { urn, data, where: _where, ...options } of declared) {
+        await this.outbox.declareSchedule(connection, urn, data ?? {}, options);
+      }
+    } finally {
+      connection.release();
+    }
   }
 }
 
@@ -342,9 +377,17 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
     },
     {
       provide: BabelQueueOutboxHost,
-      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, t.outboxRelay],
-      useFactory: (options: ResolvedModuleOptions, relay: OutboxRelay | null) =>
-        new BabelQueueOutboxHost(options, relay),
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, t.outboxRelay, t.outbox, DiscoveryService, MetadataScanner],
+      useFactory: (
+        options: ResolvedModuleOptions,
+        relay: OutboxRelay | null,
+        outbox: BabelOutbox,
+        discovery: DiscoveryService,
+        scanner: MetadataScanner,
+      ) =>
+        new BabelQueueOutboxHost(options, relay, outbox, () =>
+          name === undefined ? scanDeclaredSchedules(discovery, scanner) : [],
+        ),
     },
     {
       provide: BabelQueueLifecycle,
