@@ -15,11 +15,12 @@ import {
   type PulsarClientLike,
   type PulsarMessage,
 } from '../../../lib/index.js';
-import { SCHEDULE_PROPERTIES } from '../../../lib/outbox/index.js';
+import { SCHEDULE_PROPERTIES, outboxMigrationSql, scheduleMigrationSql } from '../../../lib/outbox/index.js';
+import { runCli } from '../../../lib/cli/run-cli.js';
 import { BQ } from '../../../lib/pulsar/index.js';
 import { expectNothing, newClient, onNative, receiveN, serviceUrl, uniqueTopic } from '../../support/broker.js';
 import { quietLogger } from '../../support/nest-app.js';
-import { newPool } from './support.js';
+import { newPool, postgresUrl } from './support.js';
 
 jest.setTimeout(60_000);
 
@@ -228,4 +229,42 @@ test('a client without stored schedules says how to configure them', async () =>
     /needs stored schedules: BabelQueueModule.forRoot\(\{ outbox: \{ pool, schedules: true \} \}\)/,
   );
   await expect(babel.cancelSchedule('x')).rejects.toThrow(/cancelSchedule needs stored schedules/);
+});
+
+test('the CLI lists, runs now and cancels stored schedules, on the database only', async () => {
+  const tables = { outbox: `outbox_${suffix()}`, schedules: `schedules_${suffix()}` };
+  await pool.query(outboxMigrationSql(tables.outbox));
+  await pool.query(scheduleMigrationSql(tables.schedules, tables.outbox));
+  const outbox = new BabelOutbox({ table: tables.outbox, scheduleTable: tables.schedules, topic: 'cli' });
+  await outbox.schedule(pool, URN, {}, { delay: 3600_000, id: 'in-an-hour' });
+  await outbox.schedule(pool, 'urn:babel:reports:daily', {}, { cron: '0 9 * * *', tz: 'Europe/Paris', id: 'daily' });
+  const cli = async (...args: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runCli(
+      ['schedules', ...args, '--table', tables.schedules],
+      { out: (line) => out.push(line), err: (line) => err.push(line) },
+      { DATABASE_URL: postgresUrl() },
+    );
+    return { code, out, err };
+  };
+  const listed = await cli('list');
+  expect(listed.code).toBe(0);
+  expect(listed.out).toHaveLength(3);
+  expect(listed.out.find((line) => line.startsWith('"daily"'))).toMatch(
+    /urn="urn:babel:reports:daily" next=\S+ \(in .+\) cron="0 9 \* \* \*" tz="Europe\/Paris" fired=0/,
+  );
+  expect(listed.out.at(-1)).toBe(`2 pending schedule(s) listed from ${tables.schedules}`);
+  expect((await cli('list', '--urn', URN, '--json')).out.join('\n')).toMatch(/"id": "in-an-hour"/);
+
+  expect((await cli('run-now', '--id', 'in-an-hour')).out).toEqual(['due now "in-an-hour"']);
+  const due = await outbox.getSchedule(pool, 'in-an-hour');
+  expect(due!.nextTick!.getTime()).toBeLessThanOrEqual(Date.now() + 1000);
+
+  expect(await cli('cancel', '--id', 'daily', '--id', 'nope')).toEqual({
+    code: 1,
+    out: ['cancelled "daily"', 'not pending "nope" (no such schedule, or fired, cancelled, ended)'],
+    err: [],
+  });
+  expect((await outbox.getSchedule(pool, 'daily'))?.state).toBe('cancelled');
 });
