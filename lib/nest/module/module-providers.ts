@@ -342,14 +342,22 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
     },
     {
       provide: t.health,
-      inject: [BABEL_QUEUE_CLIENT_HANDLE, t.pool, t.server, BabelQueuePublisherStart, t.outboxRelay],
+      inject: [
+        BABEL_QUEUE_CLIENT_HANDLE,
+        t.pool,
+        t.server,
+        BabelQueuePublisherStart,
+        t.outboxRelay,
+        BabelQueueOutboxHost,
+      ],
       useFactory: (
         handle: ClientHandle,
         pool: BabelProducerPool,
         server: BabelPulsarServer,
         publisherStart: BabelQueuePublisherStart,
         outboxRelay: OutboxRelay | null,
-      ) => new BabelQueueHealthIndicator(handle, pool, server, publisherStart, outboxRelay),
+        outboxHost: BabelQueueOutboxHost,
+      ) => new BabelQueueHealthIndicator(handle, pool, server, publisherStart, outboxRelay, outboxHost.dispatcher),
     },
     {
       provide: t.outbox,

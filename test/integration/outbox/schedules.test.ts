@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import {
   BabelOutbox,
   BabelPulsarClient,
+  BabelQueueHealthIndicator,
   BabelQueueModule,
   type PulsarClientLike,
   type PulsarMessage,
@@ -124,6 +125,11 @@ test('a one-off schedule fires once, with its id and tick as properties; the sam
     expect(message!.getPartitionKey()).toBe('order-7');
     await expectNothing(consumer, 1500);
 
+    // The health check carries the dispatcher's state.
+    expect(app.get(BabelQueueHealthIndicator).check()).toMatchObject({
+      healthy: true,
+      schedules: { running: true, failingSince: null, fired: 1, lastLatenessMs: expect.any(Number) },
+    });
     const fired = await babel.getSchedule('reminder-7');
     expect(fired).toMatchObject({ state: 'fired', fired: 1, nextTick: null, lastTick: at });
     expect(await babel.cancelSchedule('reminder-7')).toBe(false); // fired already: nothing to cancel
