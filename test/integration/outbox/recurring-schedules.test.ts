@@ -9,6 +9,8 @@ import { Test } from '@nestjs/testing';
 import pg from 'pg';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import { metrics } from '@opentelemetry/api';
+import { AggregationTemporality, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { BabelContext, BabelHandler, BabelOutbox, BabelPulsarServer, BabelQueueModule } from '../../../lib/index.js';
 import {
   BabelSchedule,
@@ -232,4 +234,50 @@ test('an instance that dies in the middle of a pass wrote nothing: another fires
   const { rows } = await pool.query(`SELECT count(*)::int AS n FROM ${tables.outbox}`);
   expect(rows[0].n).toBe(1);
   expect((await outbox.getSchedule(pool, 'once'))?.state).toBe('fired');
+});
+
+class TestReader extends MetricReader {
+  constructor() {
+    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
+  }
+  protected onForceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
+  protected onShutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+test('the dispatcher counts what it fires and how late, in OpenTelemetry', async () => {
+  const reader = new TestReader();
+  const meterProvider = new MeterProvider({ readers: [reader] });
+  metrics.setGlobalMeterProvider(meterProvider);
+  try {
+    const tables = { outbox: `outbox_${suffix()}`, schedules: `schedules_${suffix()}` };
+    await pool.query(outboxMigrationSql(tables.outbox));
+    await pool.query(scheduleMigrationSql(tables.schedules, tables.outbox));
+    const outbox = new BabelOutbox({ table: tables.outbox, scheduleTable: tables.schedules, topic: 'metered' });
+    await outbox.schedule(pool, URN, {}, { at: new Date(Date.now() - 250), id: 'a' });
+    await outbox.schedule(pool, URN, {}, { at: new Date(Date.now() - 250), id: 'b' });
+    const dispatcher = new ScheduleDispatcher({
+      pool,
+      table: tables.schedules,
+      outboxTable: tables.outbox,
+      logger: quietLogger,
+    });
+    expect(await dispatcher.flush()).toEqual({ fired: 2, claimed: 2 });
+    const collected = await reader.collect();
+    const found = collected.resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics);
+    const fired = found.find((metric) => metric.descriptor.name === 'babelqueue.schedule.fired');
+    expect(fired?.dataPoints.map((point) => [point.attributes['messaging.destination.name'], point.value])).toEqual([
+      ['metered', 2],
+    ]);
+    const lateness = found.find((metric) => metric.descriptor.name === 'babelqueue.schedule.lateness');
+    const histogram = lateness?.dataPoints[0]?.value as { count: number; min?: number } | undefined;
+    expect(histogram?.count).toBe(2);
+    expect(histogram?.min).toBeGreaterThanOrEqual(200); // written at least as late as the ticks were in the past
+  } finally {
+    await meterProvider.shutdown();
+    metrics.disable();
+  }
 });
