@@ -19,7 +19,12 @@ import { BabelQueueHealthIndicator } from './health.indicator.js';
 import { withResolution } from '../server/server-options.js';
 import { HOOK_NAMES, type HookName } from './hooks-option.js';
 import { resolveModuleOptions, type ResolvedModuleOptions } from './module-options.js';
-import { BABEL_QUEUE_CLIENT_HANDLE, BABEL_QUEUE_RESOLVED_OPTIONS, type ClientHandle } from './module-tokens.js';
+import {
+  BABEL_QUEUE_CLIENT_HANDLE,
+  BABEL_QUEUE_KIT_SCHEDULES,
+  BABEL_QUEUE_RESOLVED_OPTIONS,
+  type ClientHandle,
+} from './module-tokens.js';
 import { BabelProducerPool } from '../client/producer-pool.js';
 import type { BabelPulsarServerOptions } from '../server/server-options.js';
 import {
@@ -42,7 +47,7 @@ import { OutboxRelay } from '../../outbox/relay.js';
 import { outboxMigrationSql } from '../../outbox/table.js';
 import { ScheduleDispatcher } from '../../outbox/schedule-dispatcher.js';
 import { scheduleMigrationSql } from '../../outbox/schedule-table.js';
-import { attachClientSchedules } from '../client/client-schedules.js';
+import { attachClientSchedules, type ClientSchedules } from '../client/client-schedules.js';
 import { clientSchedulesOn } from './client-schedules-port.js';
 import { scanDeclaredSchedules, type DeclaredSchedule } from './declared-schedules.js';
 import { BabelQueueOptionsError } from './options-error.js';
@@ -231,6 +236,11 @@ export class BabelQueueOutboxHost implements OnApplicationBootstrap, OnApplicati
   }
 }
 
+/** What the testing kit stands in for stored schedules (InMemorySchedules). */
+interface KitSchedules {
+  forClient(defaultTopic: string | undefined): ClientSchedules;
+}
+
 /**
  * Everything BabelQueueModule provides, on top of the options token the builder adds. The services users reach
  * (server, publisher, Pulsar client, pool, health, redrive) are provided under the registration's tokens only:
@@ -241,6 +251,7 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
   const t = registrationTokens(name);
   return [
     { provide: BABEL_QUEUE_NAME, useValue: { name } satisfies RegistrationName },
+    { provide: BABEL_QUEUE_KIT_SCHEDULES, useValue: null },
     {
       provide: BABEL_QUEUE_RESOLVED_OPTIONS,
       inject: [optionsToken],
@@ -306,12 +317,13 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
     },
     {
       provide: t.client,
-      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, BABEL_QUEUE_CLIENT_HANDLE, t.pool, t.outbox],
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, BABEL_QUEUE_CLIENT_HANDLE, t.pool, t.outbox, BABEL_QUEUE_KIT_SCHEDULES],
       useFactory: (
         options: ResolvedModuleOptions,
         handle: ClientHandle,
         pool: BabelProducerPool,
         outbox: BabelOutbox,
+        kitSchedules: KitSchedules | null,
       ) => {
         const client = new BabelPulsarClient({
           client: handle.client,
@@ -323,9 +335,9 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
           ...(options.cipher !== undefined && { cipher: options.cipher }),
         });
         const { pool: database, schedules } = options.outbox;
-        if (database && schedules) {
-          attachClientSchedules(client, clientSchedulesOn(outbox, database));
-        }
+        // The testing kit's in-memory schedules win: a test schedules and fires with pulsar.advance(ms), no database.
+        if (kitSchedules) attachClientSchedules(client, kitSchedules.forClient(options.topic));
+        else if (database && schedules) attachClientSchedules(client, clientSchedulesOn(outbox, database));
         return client;
       },
     },
