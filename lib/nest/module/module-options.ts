@@ -171,10 +171,11 @@ export const moduleOptionTable = {
    */
   brokerAtStart: oneOf(['required', 'optional']),
   /**
-   * The transactional outbox (docs/outbox.md): `{ pool, table?, migrate?, relay? }`, `pool` a `pg` Pool on the
-   * database of the outbox table. The module runs an OutboxRelay that publishes the committed rows (`relay: false`
-   * on instances that only write; `relay: { batchSize, parkAfterAttempts, … }` tunes it, docs/outbox.md#relaying-outboxrelay);
-   * BabelOutbox (the writer) is provided either way.
+   * The transactional outbox (docs/outbox.md): `{ pool, table?, migrate?, relay?, schedules? }`, `pool` a `pg` Pool
+   * on the database of the outbox table. The module runs an OutboxRelay that publishes the committed rows
+   * (`relay: false` on instances that only write; `relay: { batchSize, parkAfterAttempts, … }` tunes it,
+   * docs/outbox.md#relaying-outboxrelay); BabelOutbox (the writer) is provided either way. `schedules: true` (or
+   * `{ table, pollIntervalMs, … }`) stores scheduled messages beside it (docs/scheduling.md).
    * @defaultValue none
    */
   outbox: option<BabelQueueOutboxOptions, ResolvedOutbox>((value, name, raise) => resolveOutbox(value, name, raise)),
