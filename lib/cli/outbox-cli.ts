@@ -105,12 +105,12 @@ function parseOutboxRequest(args: readonly string[], env: NodeJS.ProcessEnv): Ou
 }
 
 /** A connection refused, a host not found, a server that does not answer: the database is not reachable. */
-const unreachable = (error: unknown): boolean =>
+export const unreachable = (error: unknown): boolean =>
   /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|ECONNRESET|timeout/i.test(
     `${errorText(error)} ${String((error as { code?: unknown } | null)?.code ?? '')}`,
   );
 
-async function openPool(url: string): Promise<OutboxPool & { end(): Promise<void> }> {
+export async function openPool(url: string): Promise<OutboxPool & { end(): Promise<void> }> {
   const imported = (await import('pg')) as unknown as {
     default?: { Pool: new (config: object) => OutboxPool & { end(): Promise<void> } };
     Pool?: new (config: object) => OutboxPool & { end(): Promise<void> };

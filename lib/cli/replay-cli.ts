@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { adminUrlFor } from '../pulsar/admin-url.js';
 import { errorText } from '../envelope/error-text.js';
+import { IsoTimeError, looksLikeIsoTime, parseIsoTime } from './iso-time.js';
 import { parseDuration } from '../redrive/selection.js';
 import { replaySubscription, SubscriptionReplayError, type SubscriptionReplayResult } from '../replay/index.js';
 import type { ReplayFailureKind } from '../replay/errors.js';
@@ -55,13 +56,18 @@ interface ReplayRequest {
   json: boolean;
 }
 
-/** An ISO 8601 time with a date, or an age before `now` (pure). */
+/** An ISO 8601 time with a date (checked strictly: no 2026-02-30), or an age before `now` (pure). */
 export function parseSince(text: string, now: number): number {
   if (/^\s*\d+(?:\.\d+)?\s*(ms|s|m|h|d)?\s*$/.test(text)) return now - parseDuration(text);
-  const at = /^\s*\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text.trim()) : NaN;
-  if (Number.isNaN(at))
+  if (!looksLikeIsoTime(text))
     throw new UsageError(`--since ${JSON.stringify(text)} is neither an ISO 8601 time nor an age such as 15m or 2h`);
-  return at;
+  try {
+    return parseIsoTime(text);
+  } catch (error) {
+    // An impossible day (2026-02-30) is a usage error, never a roll-over to another day.
+    if (error instanceof IsoTimeError) throw new UsageError(`--since ${error.message}`);
+    throw error;
+  }
 }
 
 function parseReplayRequest(args: readonly string[], env: NodeJS.ProcessEnv, now: number): ReplayRequest | 'help' {

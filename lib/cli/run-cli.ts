@@ -17,6 +17,7 @@ import { adminUrlFor, topicExists } from '../redrive/topic-exists.js';
 import { parseRequest, type CliRequest } from './arguments.js';
 import { progressLine, recordDetail, recordLine, statsLines, summaryLine } from './format.js';
 import { runOutboxCli } from './outbox-cli.js';
+import { runSchedulesCli } from './schedules-cli.js';
 import { runReplayCli } from './replay-cli.js';
 import { GENERAL_USAGE, usage, VERBS, type Verb } from './usage.js';
 import { errorText } from '../envelope/error-text.js';
@@ -54,6 +55,7 @@ export async function runCli(
     return command === undefined ? EXIT.usage : EXIT.ok;
   }
   if (command === 'outbox') return runOutboxCli(rest, output, env);
+  if (command === 'schedules') return runSchedulesCli(rest, output, env);
   if (command === 'replay') return runReplayCli(rest, output, env);
   if (!(VERBS as readonly string[]).includes(command)) {
     output.err(`unknown command ${failureText(JSON.stringify(command))}\n\n${GENERAL_USAGE}`);

@@ -73,6 +73,7 @@ commands:
   redrive   send records back to their queue
   replay    re-deliver a subscription's messages from a time or a message id (dry run unless --yes)
   outbox    the transactional outbox's parked rows: outbox parked | outbox requeue (PostgreSQL, not the broker)
+  schedules the stored schedules: schedules list | schedules cancel | schedules run-now (PostgreSQL)
 
 babelqueue-pulsar <command> --help describes each one.
 ${EXIT_CODES}`;

@@ -52,7 +52,9 @@ export type Outcome =
       retriable?: boolean;
       /** The retry copy's delay, ms, instead of the retry policy's (the handler's `ctx.retry({ delayMs })`). */
       delayMs?: number;
-    };
+    }
+  /** An unknown URN set aside by its subscription's strategy (lib/consumer/unknown-urn.ts): not a failure. */
+  | { kind: 'set-aside'; strategy: 'delete' | 'release' };
 
 export interface SettlementPolicy {
   maxAttempts: number;

@@ -22,3 +22,5 @@ export { deadLetterLine, failureLine } from './diagnostics.js';
 export type { DeadLetterFacts, FailureFacts, FailureOutcome } from './diagnostics.js';
 export { RetryRequestedError } from './settle-request.js';
 export type { RetryRequestOptions, SettleRequest, SettleRequests } from './settle-request.js';
+export { decideUnknownUrn, UNKNOWN_URN_STRATEGIES } from './unknown-urn.js';
+export type { UnknownUrnPolicy, UnknownUrnStrategy } from './unknown-urn.js';

@@ -16,6 +16,7 @@ import { errorReply, replyRequestOf, type ReplyBody } from '../pulsar/reply-bind
 import { isRetriableByDefault, settledEvent, type ProcessorContext, type SettledEvent } from './processor-context.js';
 import { replyOf, sendReply } from './request-replies.js';
 import { carryOut } from './settlement-io.js';
+import { decideUnknownUrn, FAIL_ON_UNKNOWN_URN, type UnknownUrnStrategy } from './unknown-urn.js';
 
 /**
  * The thin I/O layer around the pure decision functions: inspect, run the handler, decide, then
@@ -40,8 +41,12 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
   let outcome: Outcome = { kind: 'handled' };
   let urn: string | null = null;
   let envelope: Envelope | Record<string, never> = {};
+  /** Set when the URN has no handler here: what its subscription's strategy made of this delivery. */
+  let unknownUrn: UnknownUrnStrategy | undefined;
   /** The failure onError reports, called after the failure's log line so that a hook's own lines follow it. */
   let failure: Error | null = null;
+  /** The handler was skipped: its message id was handled before (idempotency, inbox). */
+  let duplicate = false;
   if (inspection.kind === 'gate-rejected') {
     onError(new SchemaVersionRejectedError(inspection.received), {});
   } else if (inspection.kind === 'poison') {
@@ -57,8 +62,15 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
       );
     }
     const requests = new SettleRequests(ctx.delayedRetryRefusal ?? null);
-    outcome = await runHandler(inspection.urn, inspection.envelope, message, ctx, requests);
+    if (!ctx.hasHandler(inspection.urn)) {
+      unknownUrn = decideUnknownUrn(ctx.unknownUrn ?? FAIL_ON_UNKNOWN_URN, inbound.redeliveryCount);
+      outcome = await settleUnknownUrn(unknownUrn, inspection.urn, inspection.envelope, message, ctx);
+    } else {
+      if (ctx.pace) await ctx.pace();
+      outcome = await runHandler(inspection.urn, inspection.envelope, message, ctx, requests);
+    }
     const requested = requests.settle();
+    duplicate = requests.duplicate;
     if (requested !== null) {
       // The handler's first word decides, whatever it did afterwards (docs/pulsar-features.md#settling-from-the-handler).
       if (outcome.kind === 'failed' && !(outcome.error instanceof RequestedSettlement))
@@ -108,7 +120,12 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
   if (retryPolicy !== undefined) policy.retryPolicy = retryPolicy;
   const settlement = decideSettlement(inbound, settledFrom, outcome, policy);
   const event = settledEvent(ctx.topic, message, urn, settlement.action);
+  if (unknownUrn !== undefined) event.unknownUrn = unknownUrn;
+  if (outcome.kind === 'failed' && outcome.retriable === false) event.nonRetriable = true;
+  if (duplicate && settlement.action === 'ack') event.duplicate = true;
   const carried = await carryOut(settlement, message, ctx, event);
+  // During a rolling deploy every message of a new URN may be released many times: a debug line, not a warning.
+  if (settlement.action === 'nack' && unknownUrn === 'release') ctx.logger.debug?.(`${settlement.why} on ${ctx.topic}`);
   // A request that ended for good without an answer (dead-lettered, or dropped without a dead-letter topic)
   // replies once with the failure; an attempt that is retried replies nothing.
   const final = (settlement.action === 'dead-letter' && event.written === true) || settlement.action === 'drop';
@@ -200,6 +217,35 @@ function reportDeadLetter(
   );
 }
 
+/**
+ * A URN without a handler here, as its subscription's strategy says: `fail` is the contract's path (the
+ * `onUnknownUrn` hook when set, else a failure that is retried), the others are the subscription's explicit
+ * choice and do not call the hook.
+ */
+async function settleUnknownUrn(
+  strategy: UnknownUrnStrategy,
+  urn: string,
+  envelope: Envelope,
+  message: PulsarMessage,
+  ctx: ProcessorContext,
+): Promise<Outcome> {
+  switch (strategy) {
+    case 'delete':
+    case 'release':
+      return { kind: 'set-aside', strategy };
+    case 'dead_letter':
+      return { kind: 'failed', reason: 'unknown_urn', error: new UnknownUrnError(urn), retriable: false };
+    case 'fail':
+      if (!ctx.hooks.onUnknownUrn) return { kind: 'failed', reason: 'unknown_urn', error: new UnknownUrnError(urn) };
+      try {
+        await ctx.hooks.onUnknownUrn(envelope, message);
+        return { kind: 'handled' };
+      } catch (error) {
+        return { kind: 'failed', reason: 'unknown_urn', error };
+      }
+  }
+}
+
 async function runHandler(
   urn: string,
   envelope: Envelope,
@@ -207,15 +253,6 @@ async function runHandler(
   ctx: ProcessorContext,
   requests: SettleRequests,
 ): Promise<Outcome> {
-  if (!ctx.hasHandler(urn)) {
-    if (!ctx.hooks.onUnknownUrn) return { kind: 'failed', reason: 'unknown_urn', error: new UnknownUrnError(urn) };
-    try {
-      await ctx.hooks.onUnknownUrn(envelope, message);
-      return { kind: 'handled' };
-    } catch (error) {
-      return { kind: 'failed', reason: 'unknown_urn', error };
-    }
-  }
   try {
     const timeoutMs = ctx.handlerTimeoutMs?.(urn) ?? 0;
     // The result is kept only when the handler ended in time: a late handler's value answers nothing.

@@ -10,6 +10,7 @@ import type { NackCount } from './nack-count.js';
 import type { OutcomeLineTaps } from './outcome-lines.js';
 import type { RetryPolicy } from './retry-delay.js';
 import type { SettleRequests } from './settle-request.js';
+import type { UnknownUrnPolicy, UnknownUrnStrategy } from './unknown-urn.js';
 
 /**
  * Runs the handler for a URN; rejects when the handler fails, else resolves to what it returned (the reply to a
@@ -61,6 +62,13 @@ export interface ProcessorContext {
   reply?: ReplySender;
   /** With retry by nack: the consumer's own count of each message's deliveries (see NackCount). */
   nackCount?: NackCount;
+  /** What the subscription does with a URN it has no handler for; absent = `fail` (lib/consumer/unknown-urn.ts). */
+  unknownUrn?: UnknownUrnPolicy;
+  /**
+   * Resolves when the next handler call may start (the subscription's `maxPerSecond`); null or absent = at once.
+   * Waited for before the handler's time-out starts.
+   */
+  pace?: (() => Promise<void>) | null;
 }
 
 /** Per-handler settlement settings (from `@BabelHandler(urn, { maxAttempts, retryPolicy })`). */
@@ -88,6 +96,12 @@ export interface SettledEvent {
   deadLetterTopic?: string;
   /** The dead-letter record was too big and was written without the original body. */
   bodyOmitted?: boolean;
+  /** The URN had no handler here: the strategy applied to this delivery (a `release` past its bound says `fail`). */
+  unknownUrn?: UnknownUrnStrategy;
+  /** The failure was not worth a retry (a BabelNonRetriableError, a dead letter the handler asked for). */
+  nonRetriable?: boolean;
+  /** Acknowledged without running the handler: its `meta.id` was handled before (idempotency, inbox). */
+  duplicate?: boolean;
 }
 
 /**

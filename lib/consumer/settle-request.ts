@@ -135,6 +135,7 @@ const describeRequest = (request: SettleRequest): string =>
 export class SettleRequests {
   private request: SettleRequest | null = null;
   private settled = false;
+  private skipped = false;
 
   constructor(private readonly delayRefusal: string | null = null) {}
 
@@ -152,6 +153,16 @@ export class SettleRequests {
   /** What was asked for so far (null: nothing). */
   get requested(): SettleRequest | null {
     return this.request;
+  }
+
+  /** Records that the handler was skipped: the message's id was already handled (idempotency, inbox). */
+  markDuplicate(): void {
+    this.skipped = true;
+  }
+
+  /** True when the message was acknowledged as a duplicate, without running its handler. */
+  get duplicate(): boolean {
+    return this.skipped;
   }
 
   /** True once the message was settled: a later request has no effect. */

@@ -52,7 +52,9 @@ export function decideSettlement(
     case 'poison':
       return settlePoison(message, inspection, policy);
     case 'dispatch':
-      return outcome.kind === 'handled' ? { action: 'ack' } : settleFailure(message, inspection, outcome, policy);
+      if (outcome.kind === 'handled') return { action: 'ack' };
+      if (outcome.kind === 'set-aside') return setAside(inspection.urn, outcome.strategy, message.redeliveryCount);
+      return settleFailure(message, inspection, outcome, policy);
     default:
       return unreachable(inspection);
   }
@@ -97,6 +99,13 @@ function settlePoison(
     return retry(message.payload, withAttemptsProperty(message.properties, attempt), attempt, policy, why);
   }
   return { action: 'drop', warning: exhausted(why, attempt, policy), attempt };
+}
+
+/** An unknown URN's `delete` (acknowledged, with a warning) or `release` (negatively acknowledged for another consumer). */
+function setAside(urn: string, strategy: 'delete' | 'release', redeliveryCount: number): Settlement {
+  return strategy === 'delete'
+    ? { action: 'ack', warning: `no handler for ${urn}: acknowledged and deleted (unknownUrn 'delete')` }
+    : { action: 'nack', why: `no handler for ${urn}: released for another consumer (release ${redeliveryCount + 1})` };
 }
 
 function settleFailure(

@@ -6,6 +6,7 @@ import {
   Headers,
   Inject,
   Module,
+  NotFoundException,
   Post,
   Query,
   UnsupportedMediaTypeException,
@@ -22,6 +23,7 @@ import { BABEL_PULSAR_CLIENT } from '../nest/constants.js';
 import type { PulsarClientLike } from '../pulsar/client-types.js';
 import { checkDashboardOptions, type BabelQueueDashboardOptions } from './dashboard-options.js';
 import { dashboardPage } from './dashboard-page.js';
+import { DashboardSchedules } from './dashboard-schedules.js';
 import { requireJson, securityHeaders } from './security-headers.js';
 import { DashboardService, type DashboardQuery } from './dashboard.service.js';
 
@@ -44,6 +46,7 @@ function dashboardController(
 ): Type {
   const apiBase = `/${path}/api`.replace(/\/+/g, '/');
   const page = dashboardPage(apiBase, { frameAncestors: options.frameAncestors });
+  const schedules = options.schedules === undefined ? null : new DashboardSchedules(options.schedules);
 
   @Controller(path)
   @UseGuards(guard)
@@ -60,6 +63,14 @@ function dashboardController(
     @Get('api/topics')
     topics() {
       return this.service.summaries();
+    }
+
+    @Get('api/schedules')
+    upcomingSchedules(@Query('urn') urn?: string) {
+      if (schedules === null) {
+        throw new NotFoundException('no schedules here: BabelQueueDashboardModule.forRoot({ schedules: { pool } })');
+      }
+      return schedules.upcoming(typeof urn === 'string' ? urn : undefined);
     }
 
     @Get('api/records')

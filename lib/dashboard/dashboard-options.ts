@@ -3,6 +3,7 @@ import { BabelQueueError } from '../envelope/index.js';
 import type { PulsarClientLike } from '../pulsar/client-types.js';
 import { deadLetterTopicName } from '../redrive/topic-name.js';
 import { errorText } from '../envelope/error-text.js';
+import type { DashboardSchedulesOptions } from './dashboard-schedules.js';
 
 export interface BabelQueueDashboardOptions {
   /** The dead-letter topics the page shows, e.g. `['orders.dlq']`; only these can be read or changed. */
@@ -42,6 +43,11 @@ export interface BabelQueueDashboardOptions {
    * e.g. `'self'` for an operators' portal of the same origin.
    */
   frameAncestors?: string;
+  /**
+   * Also list the upcoming stored schedules (docs/scheduling.md), read-only, behind the same guard:
+   * `{ pool, table?, limit? }` with the outbox's pool.
+   */
+  schedules?: DashboardSchedulesOptions;
 }
 
 export const DEFAULT_MAX_READ = 1000;

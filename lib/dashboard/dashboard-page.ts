@@ -134,6 +134,20 @@ $('redrive').onclick = () => act('redrive').catch((e) => { $('status').textConte
 $('purge').onclick = () => act('purge').catch((e) => { $('status').textContent = e.message; });
 $('all').onchange = () => document.querySelectorAll('input.pick').forEach((c) => { c.checked = $('all').checked; });
 loadTopics().catch((error) => { $('status').innerHTML = '<span class="error">' + esc(error.message) + '</span>'; });
+async function loadSchedules() {
+  const response = await fetch(API + '/schedules');
+  if (response.status === 404) return; // the dashboard was not given the schedules
+  const list = await response.json();
+  if (!response.ok) throw new Error(list.message || response.statusText);
+  $('schedules').hidden = false;
+  const now = Date.now();
+  $('schedule-rows').innerHTML = list.map((s) => { const next = Date.parse(s.nextTick);
+    return '<tr><td>' + esc(s.id) + '</td><td>' + esc(s.urn) + '</td><td>' + esc(s.nextTick) + ' <span class="muted">(' +
+      (next >= now ? 'in ' + age(next - now) : 'due') + ')</span></td><td>' + esc(s.cron ? s.cron + ' ' + s.tz : 'once') +
+      '</td><td>' + esc(s.fired) + '</td></tr>'; }).join('') || '<tr><td colspan="5" class="muted">none pending</td></tr>';
+}
+loadSchedules().catch((error) => { $('schedules').hidden = false; $('schedule-rows').innerHTML =
+  '<tr><td colspan="5" class="error">' + esc(error.message) + '</td></tr>'; });
 `;
 }
 
@@ -163,6 +177,10 @@ const BODY = `<body>
       <button type="button" id="next" disabled>Next ›</button><p id="status" class="muted"></p></div>
   </section>
   <section id="detail" hidden><h2>Record</h2><div id="detail-body"></div></section>
+  <section id="schedules" hidden><h2>Upcoming schedules</h2>
+    <table><thead><tr><th>Id</th><th>URN</th><th>Next tick</th><th>Cron</th><th>Fired</th></tr></thead>
+      <tbody id="schedule-rows"></tbody></table>
+  </section>
 </main>
 `;
 

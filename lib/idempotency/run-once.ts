@@ -25,6 +25,6 @@ export async function runOnce(
 }
 
 /** The log line of a duplicate that was skipped; the URN and `meta.id` come from the message, so both are quoted. */
-export function duplicateSkippedLine(urn: string, id: unknown): string {
-  return `skipped urn=${quoted(urn)} id=${quoted(id)}: already handled (idempotency)`;
+export function duplicateSkippedLine(urn: string, id: unknown, by: 'idempotency' | 'inbox' = 'idempotency'): string {
+  return `skipped urn=${quoted(urn)} id=${quoted(id)}: already handled (${by})`;
 }

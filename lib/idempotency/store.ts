@@ -1,4 +1,6 @@
 import { raiseStandardError, type RaiseOptionError } from '../options/option-table.js';
+import { isClaimStore, type ClaimStore } from './claim-store.js';
+
 /**
  * Where handled message ids (`meta.id`) are remembered (docs/contract.md#idempotency). Methods may be sync or async.
  * `seen` is asked before the handler runs, `remember` only after it succeeded, `forget` lets an id run again.
@@ -9,9 +11,12 @@ export interface IdempotencyStore {
   forget(id: string): void | Promise<void>;
 }
 
-/** `idempotency: { store }` on the module (every handler) or on one @BabelHandler / @Idempotent. */
+/**
+ * `idempotency: { store }` on the module (every handler) or on one @BabelHandler / @Idempotent. A ClaimStore also
+ * locks: two copies delivered at the same moment run one after the other, the second one skipped.
+ */
 export interface IdempotencyOptions {
-  store: IdempotencyStore;
+  store: IdempotencyStore | ClaimStore;
 }
 
 export function checkIdempotencyOptions(
@@ -20,12 +25,17 @@ export function checkIdempotencyOptions(
   raise: RaiseOptionError = raiseStandardError,
 ): asserts options is IdempotencyOptions {
   const store = (options as { store?: Partial<IdempotencyStore> } | null)?.store;
+  if (isClaimStore(store)) return;
   if (
     !store ||
     typeof store.seen !== 'function' ||
     typeof store.remember !== 'function' ||
     typeof store.forget !== 'function'
   ) {
-    raise(`${name} must be { store } with seen, remember and forget (e.g. new InMemoryIdempotencyStore())`, 'type');
+    raise(
+      `${name} must be { store } with seen, remember and forget (e.g. new InMemoryIdempotencyStore()), or with ` +
+        'leaseMs, claim, commit and release (e.g. new InMemoryClaimStore())',
+      'type',
+    );
   }
 }

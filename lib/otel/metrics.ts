@@ -15,6 +15,7 @@ export class ConsumerMetrics {
     private readonly deadLettered: Counter,
     private readonly duration: Histogram,
     private readonly inFlight: UpDownCounter,
+    private readonly unknownUrns: Counter,
   ) {}
 
   /**
@@ -45,6 +46,9 @@ export class ConsumerMetrics {
       meter.createUpDownCounter('babelqueue.messages.in_flight', {
         description: 'Handlers running now',
       }),
+      meter.createCounter('babelqueue.messages.unknown_urn', {
+        description: "Deliveries of a URN without a handler, by the subscription's strategy (attribute strategy)",
+      }),
     );
   }
 
@@ -71,11 +75,15 @@ export class ConsumerMetrics {
     const attributes: Attributes = {
       'messaging.destination.name': event.topic,
       'messaging.babelqueue.urn': event.urn ?? '',
-      outcome: event.action,
+      // A duplicate is acknowledged too; its own outcome lets a dashboard count what the inbox or a store skipped.
+      outcome: event.duplicate ? 'duplicate' : event.action,
     };
     this.received.add(1, attributes);
+    if (event.unknownUrn !== undefined) this.unknownUrns.add(1, { ...attributes, strategy: event.unknownUrn });
     if (event.action === 'retry' && event.written !== false) this.retried.add(1, attributes);
-    else if (event.action === 'nack' && event.reason !== undefined) this.retried.add(1, attributes);
+    // A release hands the message to another consumer: it is not a retry of a failure.
+    else if (event.action === 'nack' && event.reason !== undefined && event.unknownUrn !== 'release')
+      this.retried.add(1, attributes);
     else if (event.action === 'dead-letter' && event.written !== false) this.deadLettered.add(1, attributes);
   }
 }

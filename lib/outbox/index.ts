@@ -9,3 +9,19 @@ export { listParkedOutboxRows, requeueParkedOutboxRows } from './parked.js';
 export type { OutboxRequeueSelection, ParkedOutboxListing, ParkedOutboxRow } from './parked.js';
 export { outboxBackoffMs } from './backoff.js';
 export { DEFAULT_OUTBOX_TABLE, outboxMigrationSql, outboxParkingMigrationSql } from './table.js';
+export { DEFAULT_SCHEDULE_TABLE, scheduleMigrationSql } from './schedule-table.js';
+export { outboxHeadersMigrationSql } from './table.js';
+export { ScheduleDispatcher } from './schedule-dispatcher.js';
+export type { ScheduleDispatchResult, ScheduleDispatcherState } from './schedule-dispatcher.js';
+export type { ScheduleDispatcherOptions, ScheduleDispatcherTuning } from './schedule-dispatcher-options.js';
+export { SCHEDULE_PROPERTIES } from '../schedule/index.js';
+export type {
+  MissedTickPolicy,
+  ScheduledMessage,
+  ScheduleHandle,
+  ScheduleListQuery,
+  ScheduleOptions,
+  ScheduleState,
+} from '../schedule/index.js';
+export { BabelSchedule } from '../schedule/index.js';
+export type { DeclaredScheduleOptions } from '../schedule/index.js';

@@ -23,6 +23,8 @@ export interface OutboxRow {
   partitionKey: string | null;
   body: Buffer;
   attempts: number;
+  /** Extra Pulsar properties stored with the row (a fired schedule's `bq-schedule-*`); empty when none. */
+  headers: Record<string, string>;
 }
 
 interface RawRow {
@@ -32,6 +34,7 @@ interface RawRow {
   partition_key: string | null;
   body: Buffer | Uint8Array | string;
   attempts: number;
+  headers?: unknown;
 }
 
 /** A claim: the rows are locked until commit() (or until the connection dies, when they are free again). */
@@ -54,11 +57,46 @@ const UNDEFINED_COLUMN = '42703';
 const toBuffer = (body: RawRow['body']): Buffer =>
   Buffer.isBuffer(body) ? body : typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body);
 
+/** The string values of a row's `headers` (jsonb); anything else in it is ignored, never published. */
+function stringHeaders(headers: unknown): Record<string, string> {
+  const kept: Record<string, string> = {};
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) return kept;
+  for (const [key, value] of Object.entries(headers as Record<string, unknown>)) {
+    if (typeof value === 'string' && key !== '') kept[key] = value;
+  }
+  return kept;
+}
+
+/**
+ * Whether the table has the `headers` column (outboxHeadersMigrationSql): a table created before it existed has
+ * not, and the relay then claims without it.
+ */
+export async function outboxHasHeaders(pool: OutboxPool, table: string): Promise<boolean> {
+  const connection = await pool.connect();
+  const dropped = () => undefined;
+  connection.on?.('error', dropped);
+  try {
+    await connection.query(`SELECT headers FROM ${table} WHERE false`);
+    return true;
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code !== UNDEFINED_COLUMN) throw error;
+    return false;
+  } finally {
+    connection.off?.('error', dropped);
+    connection.release();
+  }
+}
+
 /**
  * Claims up to `limit` due rows, oldest first, with `FOR UPDATE SKIP LOCKED`: a row another relay holds is
  * skipped, so two relays never publish one row at the same time. The lock lasts the claim's transaction.
  */
-export async function claimOutboxRows(pool: OutboxPool, table: string, limit: number): Promise<OutboxClaim> {
+export async function claimOutboxRows(
+  pool: OutboxPool,
+  table: string,
+  limit: number,
+  withHeaders = false,
+): Promise<OutboxClaim> {
   const connection = await pool.connect();
   let open = true;
   // A dropped connection surfaces as the next query's rejection; the event itself only needs a listener.
@@ -74,7 +112,7 @@ export async function claimOutboxRows(pool: OutboxPool, table: string, limit: nu
     await connection.query('BEGIN');
     const raw = (await runSql(
       connection,
-      `SELECT seq, message_id, topic, partition_key, body, attempts FROM ${table}
+      `SELECT seq, message_id, topic, partition_key, body, attempts${withHeaders ? ', headers' : ''} FROM ${table}
         WHERE published_at IS NULL AND next_attempt_at <= now()
         ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
       [limit],
@@ -86,6 +124,7 @@ export async function claimOutboxRows(pool: OutboxPool, table: string, limit: nu
       partitionKey: row.partition_key,
       body: toBuffer(row.body),
       attempts: Number(row.attempts),
+      headers: stringHeaders(row.headers),
     }));
     return {
       rows,

@@ -14,7 +14,7 @@ import {
   type OutboxRequeueSelection,
   type ParkedOutboxListing,
 } from './parked.js';
-import { claimOutboxRows, type OutboxClaim, type OutboxRow } from './relay-store.js';
+import { claimOutboxRows, outboxHasHeaders, type OutboxClaim, type OutboxRow } from './relay-store.js';
 import { outboxRelayOptionTable, type OutboxRelayLogger, type OutboxRelayOptions } from './relay-options.js';
 import { checkedRowProperties } from './row-check.js';
 import { checkOutboxTable, outboxParkingMigrationSql } from './table.js';
@@ -62,6 +62,9 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** A table found without the `headers` column is looked at again this often (it may have been migrated since). */
+const HEADERS_RECHECK_MS = 30_000;
+
 const seconds = (ms: number): string => (ms / 1000).toFixed(1);
 
 /** What one pass did, beyond its result: whether the loop may go on at once, and whether to probe next. */
@@ -100,6 +103,9 @@ export class OutboxRelay {
   /** The last pass failed every row it tried because of the broker: the next one tries a single row. */
   private probing = false;
   private parkable: boolean | null = null;
+  /** Whether the table has the `headers` column, and when that was last looked at. */
+  private headersColumn: boolean | null = null;
+  private headersCheckedAt = 0;
   private parkingWarned = false;
   private metricsReady: Promise<void> | null = null;
   private metrics: OutboxMetrics | undefined;
@@ -265,7 +271,11 @@ export class OutboxRelay {
       await this.metricsReady;
     }
     const limit = this.probing ? 1 : this.batchSize;
-    const claim = await claimOutboxRows(this.options.pool, this.table, limit);
+    if (this.headersColumn !== true && Date.now() - this.headersCheckedAt >= HEADERS_RECHECK_MS) {
+      this.headersColumn = await outboxHasHeaders(this.options.pool, this.table);
+      this.headersCheckedAt = Date.now();
+    }
+    const claim = await claimOutboxRows(this.options.pool, this.table, limit, this.headersColumn === true);
     const result: OutboxRelayResult = { published: 0, failed: 0, parked: 0 };
     const brokerFailures: OutboxRow[] = [];
     let brokerError = '';
@@ -377,7 +387,9 @@ export class OutboxRelay {
   }
 
   private async publish(row: OutboxRow): Promise<void> {
-    const message: PulsarProducerMessage = { data: row.body, properties: checkedRowProperties(row.body, row.topic) };
+    // The row's own headers (a fired schedule's bq-schedule-*) go along; the bq-* six read from the body win.
+    const properties = { ...row.headers, ...checkedRowProperties(row.body, row.topic) };
+    const message: PulsarProducerMessage = { data: row.body, properties };
     if (row.partitionKey) message.partitionKey = row.partitionKey;
     const what = `publishing outbox row ${row.messageId} to ${row.topic}`;
     await withTimeout(

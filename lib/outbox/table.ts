@@ -28,7 +28,8 @@ export function checkOutboxTable(
  * start or be pasted into a migration tool. `seq` orders rows oldest first; `body` is the encoded envelope,
  * byte for byte as the relay publishes it; the partial index keeps the relay's pending scan cheap once most rows
  * are published. `parked_at` marks a row the relay gave up on (docs/outbox.md#parked-rows); the `ALTER TABLE`
- * adds it to a table created before it existed, so running this again is the upgrade.
+ * adds it to a table created before it existed, so running this again is the upgrade. `headers` holds extra Pulsar
+ * properties of a row (a scheduled message's `bq-schedule-*`), added the same way.
  */
 export function outboxMigrationSql(table: string = DEFAULT_OUTBOX_TABLE): string {
   const name = checkOutboxTable(table);
@@ -48,6 +49,7 @@ export function outboxMigrationSql(table: string = DEFAULT_OUTBOX_TABLE): string
     '  parked_at timestamptz',
     ');',
     outboxParkingMigrationSql(name),
+    outboxHeadersMigrationSql(name),
     `CREATE INDEX IF NOT EXISTS ${indexName('pending')} ON ${name} (next_attempt_at, seq) WHERE published_at IS NULL;`,
     `CREATE INDEX IF NOT EXISTS ${indexName('parked')} ON ${name} (seq) WHERE parked_at IS NOT NULL;`,
   ].join('\n');
@@ -56,4 +58,12 @@ export function outboxMigrationSql(table: string = DEFAULT_OUTBOX_TABLE): string
 /** The one statement that upgrades a table created before parking existed (part of outboxMigrationSql). */
 export function outboxParkingMigrationSql(table: string = DEFAULT_OUTBOX_TABLE): string {
   return `ALTER TABLE ${checkOutboxTable(table)} ADD COLUMN IF NOT EXISTS parked_at timestamptz;`;
+}
+
+/**
+ * The statement that adds the `headers` column (extra Pulsar properties of a row, e.g. a fired schedule's
+ * `bq-schedule-id`): part of outboxMigrationSql and scheduleMigrationSql. Instant (nullable, no default).
+ */
+export function outboxHeadersMigrationSql(table: string = DEFAULT_OUTBOX_TABLE): string {
+  return `ALTER TABLE ${checkOutboxTable(table)} ADD COLUMN IF NOT EXISTS headers jsonb;`;
 }

@@ -25,6 +25,7 @@ import { InMemoryConsumer } from './in-memory-consumer.js';
 import { MessageId, type Pending, type StoredMessage } from './in-memory-message.js';
 import { InMemoryProducer } from './in-memory-producer.js';
 import { Subscription } from './in-memory-subscription.js';
+import { InMemorySchedules } from './in-memory-schedules.js';
 import { TestClock } from './test-clock.js';
 
 export type { StoredMessage } from './in-memory-message.js';
@@ -43,6 +44,8 @@ function topicName(topic: string): string {
  */
 export class InMemoryPulsar implements PulsarClientLike {
   readonly clock = new TestClock();
+  /** The schedules the module's client stores under useInMemoryPulsar; advance(ms) fires those due. */
+  readonly schedules = new InMemorySchedules(this.clock, (topic, message) => this.store(topicName(topic), message));
   private readonly topics = new Map<string, { ledger: number; messages: StoredMessage[] }>();
   private readonly subscriptions = new Map<string, Subscription>();
   private readonly consumers = new Set<InMemoryConsumer>();
@@ -100,9 +103,13 @@ export class InMemoryPulsar implements PulsarClientLike {
     for (const subscription of this.subscriptions.values()) subscription.stopTimer();
   }
 
-  /** Moves the clock forward: delayed messages and negatively acknowledged ones due by then are delivered. */
+  /**
+   * Moves the clock forward: delayed messages and negatively acknowledged ones due by then are delivered, and the
+   * schedules due by then fire (every tick passed, one message each).
+   */
   advance(ms: number): void {
     this.clock.advance(ms);
+    this.schedules.fireDue();
     for (const subscription of this.subscriptions.values()) subscription.serve();
   }
 

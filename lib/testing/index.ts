@@ -14,3 +14,5 @@ export type {
 } from './harness.js';
 export { useInMemoryPulsar } from './use-in-memory-pulsar.js';
 export type { OverridableBuilder } from './use-in-memory-pulsar.js';
+export { InMemoryInbox } from '../inbox/in-memory-inbox.js';
+export type { InMemoryFollowUp, InMemoryInboxOptions } from '../inbox/in-memory-inbox.js';

@@ -1,4 +1,9 @@
-import { BABEL_QUEUE_CLIENT_HANDLE, type ClientHandle } from '../nest/module/module-tokens.js';
+import {
+  BABEL_QUEUE_CLIENT_HANDLE,
+  BABEL_QUEUE_KIT_SCHEDULES,
+  type ClientHandle,
+} from '../nest/module/module-tokens.js';
+import { InMemoryPulsar } from './in-memory-pulsar.js';
 import type { PulsarClientLike } from '../pulsar/client-types.js';
 
 /** The part of Nest's TestingModuleBuilder this helper uses (so the library needs no @nestjs/testing). */
@@ -13,8 +18,15 @@ export interface OverridableBuilder<B> {
  *
  *     const pulsar = new InMemoryPulsar();
  *     const moduleRef = await useInMemoryPulsar(Test.createTestingModule({ imports: [AppModule] }), pulsar).compile();
+ *
+ * With an InMemoryPulsar, `BabelPulsarClient.schedule()` and its kin work without a database: schedules are kept
+ * in memory and fired by `pulsar.advance(ms)` (docs/scheduling.md#in-the-testing-kit).
  */
 export function useInMemoryPulsar<B extends OverridableBuilder<B>>(builder: B, client: PulsarClientLike): B {
   const handle: ClientHandle = { client, kind: 'provided', owned: false, closed: false };
-  return builder.overrideProvider(BABEL_QUEUE_CLIENT_HANDLE).useValue(handle);
+  const withClient = builder.overrideProvider(BABEL_QUEUE_CLIENT_HANDLE).useValue(handle);
+  // With an InMemoryPulsar, the client's schedules are the kit's: fired by pulsar.advance(ms), no database needed.
+  return client instanceof InMemoryPulsar
+    ? withClient.overrideProvider(BABEL_QUEUE_KIT_SCHEDULES).useValue(client.schedules)
+    : withClient;
 }

@@ -13,6 +13,9 @@ export const LAYERS = [
   ['pulsar'],
   ['consumer'],
   ['schema', 'otel', 'idempotency'],
+  // The inbox runs a handler in a transaction (it builds on the idempotency stores' SQL helpers); scheduling's pure
+  // parts (options, cron ticks, the missed-tick policy) are what the client and the outbox build on.
+  ['inbox', 'schedule'],
   ['nest'],
   ['redrive', 'outbox', 'replay'],
   ['dashboard'],

@@ -13,6 +13,7 @@ const TABLES = {
   handler: [{ file: 'lib/nest/handler/handler-options.ts', table: 'handlerOptionTable' }],
   client: [{ file: 'lib/nest/client/client-options.ts', table: 'clientOptionTable' }],
   outboxRelay: [{ file: 'lib/outbox/relay-options.ts', table: 'outboxRelayOptionTable' }],
+  scheduleDispatcher: [{ file: 'lib/outbox/schedule-dispatcher-options.ts', table: 'scheduleDispatcherOptionTable' }],
 };
 
 function tableLiteral(file, name) {
@@ -96,4 +97,4 @@ export async function renderOptionTables(page) {
   return text.replace(MARKERS, (_all, open, name, close) => `${open}\n${tables.get(name)}\n${close}`);
 }
 
-export const OPTION_PAGES = ['docs/configuration.md', 'docs/outbox.md'];
+export const OPTION_PAGES = ['docs/configuration.md', 'docs/outbox.md', 'docs/scheduling.md'];

@@ -22,6 +22,8 @@ import { isUrnContract, type UrnContract } from '../../schema/urn-contract.js';
 import type { OptionsInput } from '../../options/option-table.js';
 import { checkTimeout, type clientOptionTable, describe } from './client-options.js';
 import { checkedClientSettings } from './client-settings.js';
+import { clientSchedules } from './client-schedules.js';
+import type { ScheduledMessage, ScheduleHandle, ScheduleListQuery, ScheduleOptions } from '../../schedule/index.js';
 
 /** The options of `new BabelPulsarClient(options)`. */
 export type BabelPulsarClientOptions = OptionsInput<typeof clientOptionTable>;
@@ -153,6 +155,38 @@ export class BabelPulsarClient extends ClientProxy<BabelClientEvents> implements
       data,
       options,
     );
+  }
+
+  /**
+   * Stores a scheduled message in the module's outbox (docs/scheduling.md): one-off (`{ at }` or `{ delay }`) or
+   * recurring (`{ cron, tz, missed }`), published through the outbox relay when due. The same `id` again is the
+   * same schedule. Needs `outbox: { pool, schedules: true }` in the module; to schedule inside your own
+   * transaction, use `BabelOutbox.schedule(transaction, …)`.
+   */
+  schedule(urn: string, data: object, options: ScheduleOptions): Promise<ScheduleHandle>;
+  /** Schedules through a typed contract (defineUrn): `data` must be of its payload type; its schema is validated. */
+  schedule<T extends object>(
+    contract: UrnContract<T>,
+    data: NoInfer<T>,
+    options: ScheduleOptions,
+  ): Promise<ScheduleHandle>;
+  async schedule(urn: string | UrnContract<object>, data: object, options: ScheduleOptions): Promise<ScheduleHandle> {
+    return clientSchedules(this, 'schedule').schedule(urn, data, options);
+  }
+
+  /** Cancels a pending schedule: true when it was pending (it never fires again), false otherwise. */
+  async cancelSchedule(id: string): Promise<boolean> {
+    return clientSchedules(this, 'cancelSchedule').cancel(id);
+  }
+
+  /** One schedule, whatever its state; null when there is none with this id. */
+  async getSchedule(id: string): Promise<ScheduledMessage | null> {
+    return clientSchedules(this, 'getSchedule').get(id);
+  }
+
+  /** Pending schedules, soonest first: `{ urn?, before?, limit? }` (default limit 100). */
+  async listSchedules(query: ScheduleListQuery = {}): Promise<ScheduledMessage[]> {
+    return clientSchedules(this, 'listSchedules').list(query);
   }
 
   /** What this client's reply inbox counted (replies delivered, late replies dropped, calls waiting). */

@@ -1,3 +1,4 @@
+import type { UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
 import { UseFilters, type Type } from '@nestjs/common';
 import { EventPattern } from '@nestjs/microservices';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from '../constants.js';
@@ -37,9 +38,12 @@ export interface BabelHandlerExtras {
   patternDiscoveryMs?: number;
   /** Its entry in the server's `handlers` option, by this key (`@BabelHandler(urn, { settingsKey })`). */
   settingsKey?: string;
+  /** Runs in the server's inbox (true), or not even when it covers every handler (false). */
+  inbox?: boolean;
   /** Set only by the server's `handlers` option (run-time settings). */
   subscriptionType?: SubscriptionType;
   concurrency?: number;
+  unknownUrn?: UnknownUrnStrategy;
 }
 
 const HANDLER_OPTION_KEYS = Object.keys(handlerOptionTable);
@@ -84,7 +88,7 @@ export function BabelHandler(
   const resolved = resolveOptions(handlerOptionTable, options, (key) => `@BabelHandler ${key}`, raiseStandardError);
   checkHandlerCombination(resolved, options);
   const { timeoutMs, maxAttempts, retryPolicy, topic, subscription, connection, consumerOptions } = resolved;
-  const { batch, topicsPattern, patternDiscoveryMs, isRetriable, settingsKey } = resolved;
+  const { batch, topicsPattern, patternDiscoveryMs, isRetriable, settingsKey, inbox } = resolved;
   const idempotent = options.idempotency ? Idempotent(options.idempotency) : undefined;
   const given = options.schema ?? (isUrnContract(urnOrContract) ? urnOrContract.schema : undefined);
   const schema = given === undefined ? undefined : checkPayloadSchema(given, `@BabelHandler('${pattern}') schema`);
@@ -107,6 +111,7 @@ export function BabelHandler(
         ...(consumerOptions !== undefined && { consumerOptions }),
         ...(isRetriable !== undefined && { isRetriable }),
         ...(batch !== undefined && { batch }),
+        ...(inbox !== undefined && { inbox }),
         ...(topicsPattern !== undefined && {
           topicsPattern,
           patternDiscoveryMs: patternDiscoveryMs ?? DEFAULT_PATTERN_DISCOVERY_MS,

@@ -5,6 +5,9 @@ import type { PulsarMessage } from '../../pulsar/client-types.js';
 import { partitionOf } from '../../pulsar/partition.js';
 import { isReplay } from '../../pulsar/replay-property.js';
 import type { RetryRequestOptions, SettleRequests } from '../../consumer/settle-request.js';
+import { BabelQueueError } from '../../envelope/errors.js';
+import type { SqlQueryable } from '../../idempotency/sql-table.js';
+import type { InboxPublishOptions, InboxTransaction } from '../../inbox/inbox.js';
 
 type BabelContextArgs = [envelope: Envelope, message: PulsarMessage, topic: string, urn: string];
 
@@ -16,10 +19,27 @@ export interface HandlerRef {
 
 const HANDLER = Symbol('babelqueue.handler');
 const REQUESTS = Symbol('babelqueue.settleRequests');
+const TRANSACTION = Symbol('babelqueue.inboxTransaction');
 
 interface TransportDetails {
   [HANDLER]?: HandlerRef | undefined;
   [REQUESTS]?: SettleRequests;
+  [TRANSACTION]?: InboxTransaction | undefined;
+}
+
+/** Hands the inbox's transaction to the handler's context while the handler runs (undefined: taken back). */
+export function withTransaction(context: BabelContext, transaction: InboxTransaction | undefined): void {
+  (context as unknown as TransportDetails)[TRANSACTION] = transaction;
+}
+
+function transactionOf(context: BabelContext, call: string): InboxTransaction {
+  const transaction = (context as unknown as TransportDetails)[TRANSACTION];
+  if (!transaction)
+    throw new BabelQueueError(
+      `${call} works only in an inbox handler, while it runs (docs/exactly-once.md#the-inbox): opt in with ` +
+        '@BabelHandler(urn, { inbox: true }) or the inbox option',
+    );
+  return transaction;
 }
 
 /**
@@ -49,6 +69,11 @@ export function handlerOf(context: object): HandlerRef | undefined {
 /** True when the handler of this context asked for a retry or a dead letter (so it did not handle the message). */
 export function settleRequested(context: BabelContext): boolean {
   return ((context as unknown as TransportDetails)[REQUESTS]?.requested ?? null) !== null;
+}
+
+/** Records that the handler of this context was skipped as a duplicate (the settled event says so). */
+export function markDuplicate(context: BabelContext): void {
+  (context as unknown as TransportDetails)[REQUESTS]?.markDuplicate();
 }
 
 /** True once the message of this context was settled (its handler passed its time-out, or it returned). */
@@ -138,5 +163,23 @@ export class BabelContext extends BaseRpcContext<BabelContextArgs> {
    */
   deadLetter(reason: string): void {
     requestsOf(this, 'ctx.deadLetter()').deadLetter(reason);
+  }
+
+  /**
+   * The open transaction an inbox handler runs in (docs/exactly-once.md#the-inbox): with PostgresInbox, the `pg`
+   * PoolClient after BEGIN (type it as such: `ctx.getTransaction<PoolClient>()`). The library commits it once the
+   * handler returned, then acknowledges; do not commit or roll back yourself. Throws outside an inbox handler.
+   */
+  getTransaction<T extends SqlQueryable = SqlQueryable>(): T {
+    return transactionOf(this, 'ctx.getTransaction()').client as T;
+  }
+
+  /**
+   * Writes a follow-up message into the outbox in the handler's transaction, continuing this message's trace: it
+   * exists if and only if the handler's work commits, and the outbox relay sends it. Resolves to its `meta.id`.
+   * Throws outside an inbox handler.
+   */
+  async publish(urn: string, data: object, options: InboxPublishOptions = {}): Promise<string> {
+    return transactionOf(this, 'ctx.publish()').publish(urn, data, { traceId: this.getTraceId(), ...options });
   }
 }

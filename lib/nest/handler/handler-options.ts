@@ -45,6 +45,15 @@ export const handlerOptionTable = {
    */
   idempotency: passThrough<IdempotencyOptions>(),
   /**
+   * `true`: run in the server's inbox, a PostgreSQL transaction that first records the message id
+   * (docs/exactly-once.md#the-inbox); `false`: not, even with the inbox's `every: true`.
+   * @defaultValue the inbox's `every`
+   */
+  inbox: option<boolean>((value, name, raise) => {
+    if (value !== undefined && typeof value !== 'boolean') return raise(`${name} must be true or false`, 'type');
+    return value as boolean | undefined;
+  }),
+  /**
    * The topic this handler consumes instead of the server's topics (short `payments` or full name); the server
    * subscribes each distinct topic and subscription once and routes within it.
    * @defaultValue the server's topics
@@ -124,7 +133,13 @@ export const DEFAULT_PATTERN_DISCOVERY_MS = 30_000;
 
 /** The rules between @BabelHandler options, checked once each is valid on its own. */
 export function checkHandlerCombination(
-  options: { topic?: string; topicsPattern?: TopicPattern; patternDiscoveryMs?: number; batch?: ResolvedBatchOptions },
+  options: {
+    topic?: string;
+    topicsPattern?: TopicPattern;
+    patternDiscoveryMs?: number;
+    batch?: ResolvedBatchOptions;
+    inbox?: boolean;
+  },
   given: { idempotency?: unknown },
 ): void {
   if (options.topicsPattern === undefined && options.patternDiscoveryMs !== undefined)
@@ -132,6 +147,10 @@ export function checkHandlerCombination(
   if (options.topicsPattern !== undefined && options.topic !== undefined)
     throw new TypeError(
       '@BabelHandler takes topic or topicsPattern, not both: a pattern handler consumes what matches',
+    );
+  if (options.batch && options.inbox)
+    throw new TypeError(
+      '@BabelHandler batch cannot be combined with inbox: the inbox runs one message per transaction',
     );
   if (options.batch && given.idempotency)
     throw new TypeError(

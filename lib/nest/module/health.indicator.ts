@@ -7,6 +7,7 @@ import type { RefusedProducerState } from '../server/refused-producer.js';
 import { callIfPresent } from './stubbed-provider.js';
 import { BabelQueuePublisherStart } from '../client/publisher-start.js';
 import type { OutboxRelay, OutboxRelayState } from '../../outbox/relay.js';
+import type { ScheduleDispatcher, ScheduleDispatcherState } from '../../outbox/schedule-dispatcher.js';
 
 /** What check() reports. */
 export interface BabelQueueHealthDetails {
@@ -40,6 +41,8 @@ export interface BabelQueueHealthDetails {
       active: number;
       overdue: number;
       paused: boolean;
+      /** Its circuit breaker is open (it paused the subscription) or probing. */
+      tripped: boolean;
       refused: RefusedProducerState[];
     }>;
   };
@@ -48,6 +51,11 @@ export interface BabelQueueHealthDetails {
    * reach is a problem; parked rows are not (restarting cannot help them: list and re-queue them).
    */
   outbox?: OutboxRelayState;
+  /**
+   * The schedule dispatcher (absent where none runs: schedules off, or `relay: false`): messages fired, the latest
+   * lateness, and whether its passes fail (a problem: due schedules wait).
+   */
+  schedules?: ScheduleDispatcherState;
   /** Why the check is down, one line per problem (empty when healthy). */
   problems: string[];
 }
@@ -79,6 +87,7 @@ export class BabelQueueHealthIndicator implements OnApplicationShutdown {
     @Inject(BabelQueuePublisherStart)
     private readonly publisherStart: BabelQueuePublisherStart | null = null,
     @Optional() private readonly outboxRelay: OutboxRelay | null = null,
+    @Optional() private readonly scheduleDispatcher: ScheduleDispatcher | null = null,
   ) {
     // A test may stand in a plain object for the server (overrideProvider): it then reports no status.
     this.subscription = (server as Partial<BabelPulsarServer>).status?.subscribe((status) => {
@@ -115,9 +124,14 @@ export class BabelQueueHealthIndicator implements OnApplicationShutdown {
     if (outbox?.databaseFailingSince != null)
       problems.push(`the outbox relay's passes fail since ${new Date(outbox.databaseFailingSince).toISOString()}`);
 
+    const schedules = callIfPresent<ScheduleDispatcherState | null>(this.scheduleDispatcher, 'describe', null);
+    if (schedules?.failingSince != null)
+      problems.push(`the schedule dispatcher's passes fail since ${new Date(schedules.failingSince).toISOString()}`);
+
     return {
       healthy: problems.length === 0,
       ...(outbox && { outbox }),
+      ...(schedules && { schedules }),
       client: { kind: this.handle.kind, connected: clientConnected },
       producers: {
         total: producers.length,

@@ -113,6 +113,12 @@ export const moduleOptionTable = {
    */
   idempotency: serverOptionTable.idempotency,
   /**
+   * Inbox handlers run in a PostgreSQL transaction that first records their message id: `{ store, every? }`
+   * (docs/exactly-once.md#the-inbox).
+   * @defaultValue none
+   */
+  inbox: serverOptionTable.inbox,
+  /**
    * The [warnings at start-up](docs/configuration.md#warnings-at-start-up) for wiring that would fail in silence:
    * `false` turns them off, `{ serverNotStartedAfterMs }` (default 5000) sets when an unstarted server with
    * handlers is reported.
@@ -165,10 +171,11 @@ export const moduleOptionTable = {
    */
   brokerAtStart: oneOf(['required', 'optional']),
   /**
-   * The transactional outbox (docs/outbox.md): `{ pool, table?, migrate?, relay? }`, `pool` a `pg` Pool on the
-   * database of the outbox table. The module runs an OutboxRelay that publishes the committed rows (`relay: false`
-   * on instances that only write; `relay: { batchSize, parkAfterAttempts, … }` tunes it, docs/outbox.md#relaying-outboxrelay);
-   * BabelOutbox (the writer) is provided either way.
+   * The transactional outbox (docs/outbox.md): `{ pool, table?, migrate?, relay?, schedules? }`, `pool` a `pg` Pool
+   * on the database of the outbox table. The module runs an OutboxRelay that publishes the committed rows
+   * (`relay: false` on instances that only write; `relay: { batchSize, parkAfterAttempts, … }` tunes it,
+   * docs/outbox.md#relaying-outboxrelay); BabelOutbox (the writer) is provided either way. `schedules: true` (or
+   * `{ table, pollIntervalMs, … }`) stores scheduled messages beside it (docs/scheduling.md).
    * @defaultValue none
    */
   outbox: option<BabelQueueOutboxOptions, ResolvedOutbox>((value, name, raise) => resolveOutbox(value, name, raise)),
@@ -277,6 +284,7 @@ export function resolveModuleOptions(input: unknown): ResolvedModuleOptions {
       consumerOptions: consumer.consumerOptions,
       ...given('logger', logger),
       ...given('idempotency', idempotency),
+      ...given('inbox', options.inbox),
       ...given('cipher', cipher),
       telemetry: input.telemetry,
       ...given('brokerAtStart', brokerAtStart),

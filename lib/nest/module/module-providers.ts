@@ -19,7 +19,12 @@ import { BabelQueueHealthIndicator } from './health.indicator.js';
 import { withResolution } from '../server/server-options.js';
 import { HOOK_NAMES, type HookName } from './hooks-option.js';
 import { resolveModuleOptions, type ResolvedModuleOptions } from './module-options.js';
-import { BABEL_QUEUE_CLIENT_HANDLE, BABEL_QUEUE_RESOLVED_OPTIONS, type ClientHandle } from './module-tokens.js';
+import {
+  BABEL_QUEUE_CLIENT_HANDLE,
+  BABEL_QUEUE_KIT_SCHEDULES,
+  BABEL_QUEUE_RESOLVED_OPTIONS,
+  type ClientHandle,
+} from './module-tokens.js';
 import { BabelProducerPool } from '../client/producer-pool.js';
 import type { BabelPulsarServerOptions } from '../server/server-options.js';
 import {
@@ -40,6 +45,12 @@ import { closeIfClosable } from './stubbed-provider.js';
 import { BabelOutbox } from '../../outbox/outbox.js';
 import { OutboxRelay } from '../../outbox/relay.js';
 import { outboxMigrationSql } from '../../outbox/table.js';
+import { ScheduleDispatcher } from '../../outbox/schedule-dispatcher.js';
+import { scheduleMigrationSql } from '../../outbox/schedule-table.js';
+import { attachClientSchedules, type ClientSchedules } from '../client/client-schedules.js';
+import { clientSchedulesOn } from './client-schedules-port.js';
+import { scanDeclaredSchedules, type DeclaredSchedule } from './declared-schedules.js';
+import { BabelQueueOptionsError } from './options-error.js';
 import { errorText } from '../../envelope/error-text.js';
 
 /**
@@ -145,26 +156,89 @@ export class BabelQueueLifecycle implements OnApplicationShutdown {
   }
 }
 
-/** Creates the outbox table when asked to, then starts the module's outbox relay once the application is up. */
+/**
+ * Creates the outbox table (and the schedule table) when asked to, then starts the module's outbox relay and,
+ * beside it, the schedule dispatcher once the application is up; stops the dispatcher on shutdown.
+ */
 @Injectable()
-export class BabelQueueOutboxHost implements OnApplicationBootstrap {
+export class BabelQueueOutboxHost implements OnApplicationBootstrap, OnApplicationShutdown {
+  /** Moves due schedules into the outbox; only where the relay runs and schedules are on. */
+  readonly dispatcher: ScheduleDispatcher | null;
+
   constructor(
     private readonly options: ResolvedModuleOptions,
     private readonly relay: OutboxRelay | null,
-  ) {}
+    private readonly outbox: BabelOutbox,
+    /** The @BabelSchedule declarations this registration stores (the unnamed registration's: all of them). */
+    private readonly declarations: () => DeclaredSchedule[],
+  ) {
+    const { pool, schedules, table } = options.outbox;
+    this.dispatcher =
+      pool && schedules && relay
+        ? new ScheduleDispatcher({
+            pool,
+            table: schedules.table,
+            outboxTable: table,
+            onFired: () => relay.wake(),
+            ...(options.telemetry !== undefined && { metrics: options.telemetry.metrics }),
+            ...schedules.tuning,
+          })
+        : null;
+  }
 
   async onApplicationBootstrap(): Promise<void> {
-    const { pool, migrate, table } = this.options.outbox;
+    const { pool, migrate, table, schedules } = this.options.outbox;
     if (pool && migrate) {
       const connection = await pool.connect();
       try {
+        // Instances starting together would race on CREATE TABLE IF NOT EXISTS (PostgreSQL then fails one with a
+        // duplicate pg_type row): a transaction-scoped advisory lock on the table's name lets one migrate at a time.
+        await connection.query('BEGIN');
+        await connection.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`babelqueue-migrate:${table}`]);
         await connection.query(outboxMigrationSql(table));
+        if (schedules) await connection.query(scheduleMigrationSql(schedules.table, table));
+        await connection.query('COMMIT');
+      } catch (error) {
+        await connection.query('ROLLBACK').catch(() => undefined);
+        throw error;
       } finally {
         connection.release();
       }
     }
+    await this.declareSchedules();
     this.relay?.start();
+    this.dispatcher?.start();
   }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.dispatcher?.stop();
+  }
+
+  /** Stores (or brings up to date) every @BabelSchedule, before any dispatcher of this instance runs. */
+  private async declareSchedules(): Promise<void> {
+    const declared = this.declarations();
+    if (declared.length === 0) return;
+    const { pool, schedules } = this.options.outbox;
+    if (!pool || !schedules) {
+      throw new BabelQueueOptionsError(
+        `@BabelSchedule on ${declared.map((d) => d.where).join(', ')} needs stored schedules: ` +
+          'BabelQueueModule.forRoot({ outbox: { pool, schedules: true } }) (docs/scheduling.md)',
+      );
+    }
+    const connection = await pool.connect();
+    try {
+      for (const { urn, data, where: _where, ...options } of declared) {
+        await this.outbox.declareSchedule(connection, urn, data ?? {}, options);
+      }
+    } finally {
+      connection.release();
+    }
+  }
+}
+
+/** What the testing kit stands in for stored schedules (InMemorySchedules). */
+interface KitSchedules {
+  forClient(defaultTopic: string | undefined): ClientSchedules;
 }
 
 /**
@@ -177,6 +251,7 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
   const t = registrationTokens(name);
   return [
     { provide: BABEL_QUEUE_NAME, useValue: { name } satisfies RegistrationName },
+    { provide: BABEL_QUEUE_KIT_SCHEDULES, useValue: null },
     {
       provide: BABEL_QUEUE_RESOLVED_OPTIONS,
       inject: [optionsToken],
@@ -242,9 +317,15 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
     },
     {
       provide: t.client,
-      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, BABEL_QUEUE_CLIENT_HANDLE, t.pool],
-      useFactory: (options: ResolvedModuleOptions, handle: ClientHandle, pool: BabelProducerPool) =>
-        new BabelPulsarClient({
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, BABEL_QUEUE_CLIENT_HANDLE, t.pool, t.outbox, BABEL_QUEUE_KIT_SCHEDULES],
+      useFactory: (
+        options: ResolvedModuleOptions,
+        handle: ClientHandle,
+        pool: BabelProducerPool,
+        outbox: BabelOutbox,
+        kitSchedules: KitSchedules | null,
+      ) => {
+        const client = new BabelPulsarClient({
           client: handle.client,
           ...(isProducerSource(pool) && { producers: pool }),
           ...(options.topic !== undefined && { topic: options.topic }),
@@ -252,7 +333,13 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
           ...(options.publishTimeoutMs !== undefined && { publishTimeoutMs: options.publishTimeoutMs }),
           ...(options.requestTimeoutMs !== undefined && { requestTimeoutMs: options.requestTimeoutMs }),
           ...(options.cipher !== undefined && { cipher: options.cipher }),
-        }),
+        });
+        const { pool: database, schedules } = options.outbox;
+        // The testing kit's in-memory schedules win: a test schedules and fires with pulsar.advance(ms), no database.
+        if (kitSchedules) attachClientSchedules(client, kitSchedules.forClient(options.topic));
+        else if (database && schedules) attachClientSchedules(client, clientSchedulesOn(outbox, database));
+        return client;
+      },
     },
     {
       // brokerAtStart: 'optional' connects the publisher in the background, one log line each way.
@@ -267,14 +354,22 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
     },
     {
       provide: t.health,
-      inject: [BABEL_QUEUE_CLIENT_HANDLE, t.pool, t.server, BabelQueuePublisherStart, t.outboxRelay],
+      inject: [
+        BABEL_QUEUE_CLIENT_HANDLE,
+        t.pool,
+        t.server,
+        BabelQueuePublisherStart,
+        t.outboxRelay,
+        BabelQueueOutboxHost,
+      ],
       useFactory: (
         handle: ClientHandle,
         pool: BabelProducerPool,
         server: BabelPulsarServer,
         publisherStart: BabelQueuePublisherStart,
         outboxRelay: OutboxRelay | null,
-      ) => new BabelQueueHealthIndicator(handle, pool, server, publisherStart, outboxRelay),
+        outboxHost: BabelQueueOutboxHost,
+      ) => new BabelQueueHealthIndicator(handle, pool, server, publisherStart, outboxRelay, outboxHost.dispatcher),
     },
     {
       provide: t.outbox,
@@ -282,6 +377,7 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
       useFactory: (options: ResolvedModuleOptions) =>
         new BabelOutbox({
           table: options.outbox.table,
+          ...(options.outbox.schedules && { scheduleTable: options.outbox.schedules.table }),
           ...(options.topic !== undefined && { topic: options.topic }),
         }),
     },
@@ -301,9 +397,17 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
     },
     {
       provide: BabelQueueOutboxHost,
-      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, t.outboxRelay],
-      useFactory: (options: ResolvedModuleOptions, relay: OutboxRelay | null) =>
-        new BabelQueueOutboxHost(options, relay),
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, t.outboxRelay, t.outbox, DiscoveryService, MetadataScanner],
+      useFactory: (
+        options: ResolvedModuleOptions,
+        relay: OutboxRelay | null,
+        outbox: BabelOutbox,
+        discovery: DiscoveryService,
+        scanner: MetadataScanner,
+      ) =>
+        new BabelQueueOutboxHost(options, relay, outbox, () =>
+          name === undefined ? scanDeclaredSchedules(discovery, scanner) : [],
+        ),
     },
     {
       provide: BabelQueueLifecycle,

@@ -16,3 +16,9 @@ export interface ClientHandle {
   /** Set once the module closed the client. */
   closed: boolean;
 }
+
+/**
+ * DI token of the schedules the testing kit stands in for stored ones (`useInMemoryPulsar` with an InMemoryPulsar):
+ * null in an app, where the client schedules through the outbox.
+ */
+export const BABEL_QUEUE_KIT_SCHEDULES = Symbol('BABEL_QUEUE_KIT_SCHEDULES');

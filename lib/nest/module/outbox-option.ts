@@ -5,6 +5,12 @@ import {
   type OutboxRelayTuning,
 } from '../../outbox/relay-options.js';
 import type { OutboxPool } from '../../outbox/relay-store.js';
+import {
+  SCHEDULE_DISPATCHER_TUNING_KEYS,
+  scheduleDispatcherOptionTable,
+  type ScheduleDispatcherTuning,
+} from '../../outbox/schedule-dispatcher-options.js';
+import { DEFAULT_SCHEDULE_TABLE } from '../../outbox/schedule-table.js';
 import { checkOutboxTable, DEFAULT_OUTBOX_TABLE } from '../../outbox/table.js';
 import { checkKnownKeys, isPlainObject, resolveOptions, type RaiseOptionError } from '../../options/option-table.js';
 
@@ -16,6 +22,12 @@ export interface BabelQueueOutboxOptions {
   migrate?: boolean;
   /** The relay: on by default; `false` turns it off, an object tunes it (docs/configuration.md, the outbox relay). */
   relay?: boolean | OutboxRelayTuning;
+  /**
+   * Stored schedules (docs/scheduling.md): `true`, or `{ table?, batchSize?, pollIntervalMs?, missedAfterMs? }`.
+   * Off by default. On, `BabelOutbox.schedule()` and `BabelPulsarClient.schedule()` work, `migrate` creates the
+   * schedule table too, and wherever the relay runs a dispatcher moves due schedules into the outbox.
+   */
+  schedules?: boolean | (ScheduleDispatcherTuning & { table?: string });
 }
 
 export interface ResolvedOutbox {
@@ -24,13 +36,15 @@ export interface ResolvedOutbox {
   migrate: boolean;
   /** The relay's settings, or null when no relay runs here. */
   relay: OutboxRelayTuning | null;
+  /** Stored schedules: their table and the dispatcher's settings; null when off. */
+  schedules: { table: string; tuning: ScheduleDispatcherTuning } | null;
 }
 
 /** The `outbox` option: the table, the pool and the relay's settings (null when no relay runs here). */
 export function resolveOutbox(outbox: unknown, name: string, raise: RaiseOptionError): ResolvedOutbox {
-  if (outbox === undefined) return { table: DEFAULT_OUTBOX_TABLE, migrate: false, relay: null };
-  if (!isPlainObject(outbox)) return raise(`${name} must be an object: { pool, table?, relay? }`, 'type');
-  checkKnownKeys(outbox, ['pool', 'table', 'migrate', 'relay'], name, raise);
+  if (outbox === undefined) return { table: DEFAULT_OUTBOX_TABLE, migrate: false, relay: null, schedules: null };
+  if (!isPlainObject(outbox)) return raise(`${name} must be an object: { pool, table?, relay?, schedules? }`, 'type');
+  checkKnownKeys(outbox, ['pool', 'table', 'migrate', 'relay', 'schedules'], name, raise);
   const options = outbox as unknown as BabelQueueOutboxOptions;
   if (typeof options.pool?.connect !== 'function')
     return raise(`${name}.pool must be a pg Pool (new Pool({ connectionString }))`, 'type');
@@ -49,5 +63,20 @@ export function resolveOutbox(outbox: unknown, name: string, raise: RaiseOptionE
     pool: options.pool,
     migrate: options.migrate ?? false,
     relay: relay === false ? null : relay === true ? {} : relay,
+    schedules: resolveSchedules(options.schedules, `${name}.schedules`, raise),
+  };
+}
+
+function resolveSchedules(schedules: unknown, name: string, raise: RaiseOptionError): ResolvedOutbox['schedules'] {
+  if (schedules === undefined || schedules === false) return null;
+  if (schedules === true) return { table: DEFAULT_SCHEDULE_TABLE, tuning: {} };
+  const keys = ['table', ...SCHEDULE_DISPATCHER_TUNING_KEYS];
+  if (!isPlainObject(schedules)) return raise(`${name} must be true, false or { ${keys.join(', ')} }`, 'type');
+  checkKnownKeys(schedules, keys, name, raise);
+  const { table, ...tuning } = schedules as ScheduleDispatcherTuning & { table?: unknown };
+  resolveOptions(scheduleDispatcherOptionTable, tuning, name, raise); // checked now, with the module's error
+  return {
+    table: checkOutboxTable(table ?? DEFAULT_SCHEDULE_TABLE, `${name}.table`, (message) => raise(message, 'type')),
+    tuning,
   };
 }

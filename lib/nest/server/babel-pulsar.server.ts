@@ -25,6 +25,9 @@ import {
 } from './server-options.js';
 import { fanOutWarnings, foreignPatternWarning } from './server-warnings.js';
 import { StatusMonitor, type BabelServerStatus } from './status-monitor.js';
+import { SubscriptionBreakers } from './subscription-breaker.js';
+import type { LagGauges } from '../../otel/subscription-lag.js';
+import { startLagGauges } from './lag-targets.js';
 import type { BabelServerEvents } from './server-events.js';
 import type { Subscription } from './subscription.js';
 import { openSubscription } from './subscription-runner.js';
@@ -77,6 +80,10 @@ export class BabelPulsarServer
   private metrics: ConsumerMetrics | undefined;
   /** Retries the subscriptions while the broker did not answer at start (brokerAtStart: 'optional'). */
   private brokerWait: BrokerWait | null = null;
+  /** The circuit breaker of each subscription (the `circuitBreaker` option; none without it). */
+  private readonly breakers: SubscriptionBreakers;
+  /** The lag gauges (the `lagGauges` option), from the first start. */
+  private lagGauges: LagGauges | null = null;
 
   constructor(private readonly options: BabelPulsarServerOptions) {
     super();
@@ -92,6 +99,13 @@ export class BabelPulsarServer
       logger: this.consumerLogger(),
       metrics: () => this.metrics,
       processing: this.processingHooks,
+    });
+    this.breakers = new SubscriptionBreakers(this.settings.circuitBreaker, {
+      hold: async (model, held) => {
+        await this.subscriptions?.hold(model, held);
+        this.monitor.refresh();
+      },
+      logger: this.consumerLogger(),
     });
     this.monitor = new StatusMonitor({
       running: () => this.subscriptions?.running ?? [],
@@ -190,6 +204,8 @@ export class BabelPulsarServer
     connected: boolean;
     /** Paused by pause(): no new message is handled until resume(). */
     paused: boolean;
+    /** Its circuit breaker is open (paused by it) or probing (docs/retries.md#circuit-breaker). */
+    tripped: boolean;
     refused: RefusedProducerState[];
   }> {
     return this.subscriptions?.describe() ?? [];
@@ -250,9 +266,15 @@ export class BabelPulsarServer
       logger: this.consumerLogger(),
       closing: () => this.closing !== null,
     });
+    this.lagGauges ??= startLagGauges(
+      this.settings.lagGauges,
+      () => this.subscriptions?.running ?? [],
+      this.consumerLogger(),
+    );
   }
 
   private open(model: Subscription, initialPosition?: 'Earliest' | 'Latest') {
+    const breaker = this.breakers.of(model);
     return openSubscription(
       model,
       {
@@ -267,6 +289,7 @@ export class BabelPulsarServer
         reply: (topic, message) => this.replies.send(topic, message),
         onSettled: (event) => {
           this.metrics?.settled(event);
+          breaker?.settled(event);
           // A plain copy: the consumer's event reads its message id only when asked (see settledEvent).
           if (this.events.listenerCount('settled') > 0) this.events.emit('settled', { ...event });
         },
@@ -305,6 +328,8 @@ export class BabelPulsarServer
     // A start under way finishes first, so nothing it opens stays open.
     await this.starting?.catch(() => undefined);
     this.monitor.stop();
+    this.breakers.close();
+    this.lagGauges?.stop();
     // Waiting batches are handed over at once, so their messages settle within the shutdown time-out.
     this.dispatcher.close();
     await this.subscriptions?.close(this.settings.shutdownTimeoutMs);

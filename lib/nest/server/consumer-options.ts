@@ -1,4 +1,8 @@
 import { checkRetryPolicy, type RetryPolicy } from '../../consumer/index.js';
+import type { UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
+import { checkLagGauges, type LagGaugeSetting } from './lag-gauge-option.js';
+import { checkCircuitBreakerOptions, type CircuitBreakerOptions } from '../../consumer/circuit-breaker.js';
+import { UNKNOWN_URN_STRATEGIES } from '../../consumer/unknown-urn.js';
 import { delayedRetryRefusal, honoursDeliveryTimes } from '../../consumer/settle-request.js';
 import { describeValue } from '../../describe-value.js';
 import { errorText } from '../../envelope/error-text.js';
@@ -113,6 +117,51 @@ export const consumerOptions = {
     return checkTopicName(value, name, raise);
   }),
   /**
+   * What a subscription does with a message whose URN has no handler there (docs/retries.md#unknown-urns):
+   * `'fail'` (the `onUnknownUrn` hook when set, else retried and dead-lettered with reason `unknown_urn`),
+   * `'dead_letter'` (at once), `'delete'` (acknowledged, logged and counted) or `'release'` (negatively acknowledged
+   * so another instance of a Shared or KeyShared subscription takes it: for rolling deploys). Per handler's
+   * subscription: the `handlers` option.
+   * @defaultValue `'fail'`
+   */
+  unknownUrn: oneOf(UNKNOWN_URN_STRATEGIES, 'fail'),
+  /**
+   * With `unknownUrn: 'release'`: deliveries of a message released before it falls back to `'fail'` (counted by
+   * the broker's redelivery count), so a URN that no instance knows cannot circle for ever.
+   * @defaultValue `10`
+   */
+  unknownUrnMaxReleases: integer({ min: 1, fallback: 10 }),
+  /**
+   * A circuit breaker per subscription (docs/retries.md#circuit-breaker): when handler failures reach `failureRatio`
+   * of the messages settled within `windowMs` (at least `minimumMessages` of them), the subscription is paused, its
+   * messages held without using up their attempts; after `openMs` it resumes to probe, and `probes` successes close
+   * it (a failure opens it again). `true` for the defaults `{ failureRatio: 0.5, windowMs: 30000, minimumMessages:
+   * 20, openMs: 30000, probes: 3 }`, or some of them over the defaults.
+   * @defaultValue `false` (no breaker)
+   */
+  circuitBreaker: option<boolean | Partial<CircuitBreakerOptions>, CircuitBreakerOptions | undefined>(
+    (value, name, raise) => checkCircuitBreakerOptions(value, name, raise),
+  ),
+  /**
+   * Handler calls started per second at most, per subscription on this instance (docs/retries.md#rate-limit):
+   * evenly spaced (`1000 / maxPerSecond` ms apart), never a second's worth at once. A message waits for its start
+   * time before its handler's time-out begins. Any positive number (`0.5`: one every 2 s).
+   * @defaultValue none (no limit)
+   */
+  maxPerSecond: option<number>((value, name, raise) => {
+    if (value === undefined) return undefined;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+      return raise(`${name} must be a positive number, got ${describeValue(value)}`, 'range');
+    return value;
+  }),
+  /**
+   * OpenTelemetry gauges of each subscription's lag (docs/operations.md#lag-gauges): `babelqueue.subscription.backlog`,
+   * `.oldest_unacked_age`, `.retry_backlog` and `babelqueue.dead_letter.depth`, read from the broker's admin API at
+   * most once per topic every `intervalMs`: `{ adminUrl, intervalMs?, token? }`.
+   * @defaultValue none (no gauges, no admin calls)
+   */
+  lagGauges: option<LagGaugeSetting>((value, name, raise) => checkLagGauges(value, name, raise)),
+  /**
    * Messages handled at once per topic.
    * @defaultValue `1`
    */
@@ -169,7 +218,7 @@ export const consumerOptions = {
   isRetriable: option<RetriableRule>((value, name, raise) => checkRetriableRule(value, name, raise)),
   /**
    * Handler settings from configuration, keyed by URN or `Controller.method`: `{ topic, subscription,
-   * subscriptionType, maxAttempts, retryPolicy, concurrency }` override the handler's `@BabelHandler` values
+   * subscriptionType, maxAttempts, retryPolicy, concurrency, unknownUrn }` override the handler's `@BabelHandler` values
    * (docs/configuration.md#handler-settings-from-configuration). Start-up logs where each value came from; a key
    * that names no handler fails the start.
    * @defaultValue none
@@ -233,11 +282,15 @@ export type ResolvedConsumerOptions = ResolvedOptions<typeof serverConsumerOptio
 
 /** The rules between consumer options, checked once each option is valid on its own. */
 export function checkConsumerCombination(
-  settings: Pick<ResolvedConsumerOptions, 'retry' | 'retryPolicy' | 'subscriptionType'> & { topics?: string[] },
+  settings: Pick<ResolvedConsumerOptions, 'retry' | 'retryPolicy' | 'subscriptionType'> & {
+    topics?: string[];
+    unknownUrn?: UnknownUrnStrategy;
+  },
   prefix: string,
   raise: RaiseOptionError,
 ): void {
-  const { retry, subscriptionType, retryPolicy, topics } = settings;
+  const { retry, subscriptionType, retryPolicy, topics, unknownUrn } = settings;
+  if (unknownUrn === 'release') checkReleasable(subscriptionType, `${prefix}.unknownUrn 'release'`, raise);
   if (retry === 'nack' && !honoursDeliveryTimes(subscriptionType)) {
     // Pulsar counts redeliveries only on Shared and KeyShared, so elsewhere the cap would never hold.
     raise(
@@ -248,6 +301,15 @@ export function checkConsumerCombination(
   if (isProducer(retry) && topics !== undefined && topics.length > 1)
     raise(`${prefix}.retry as a single producer needs exactly one topic: a retry goes back to its own topic`, 'type');
   if (retryPolicy) checkDelayable(retry === 'nack', subscriptionType, `${prefix}.retryPolicy`, raise);
+}
+
+/**
+ * A release needs another consumer to take the message and a redelivery count to bound it: on Exclusive and
+ * Failover there is one active consumer and Pulsar counts no redeliveries.
+ */
+export function checkReleasable(subscriptionType: SubscriptionType, where: string, raise: RaiseOptionError): void {
+  if (!honoursDeliveryTimes(subscriptionType))
+    raise(`${where} needs a Shared or KeyShared subscription (got ${subscriptionType})`, 'type');
 }
 
 /** A retry delay where it can be honoured (see delayedRetryRefusal), else an error naming `where`. */

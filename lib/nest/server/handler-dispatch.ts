@@ -3,6 +3,8 @@ import { isObservable, lastValueFrom } from 'rxjs';
 import type { ConsumerLogger } from '../../consumer/index.js';
 import { RequestedSettlement, type SettleRequests } from '../../consumer/settle-request.js';
 import type { Envelope } from '../../envelope/index.js';
+import { isClaimStore } from '../../idempotency/claim-store.js';
+import { runClaimed } from '../../idempotency/run-claimed.js';
 import { duplicateSkippedLine, runOnce } from '../../idempotency/run-once.js';
 import type { ConsumerMetrics } from '../../otel/metrics.js';
 import { inProcessSpan, openTelemetry, tracingObserved } from '../../otel/tracing.js';
@@ -10,7 +12,7 @@ import type { PulsarMessage } from '../../pulsar/client-types.js';
 import { messageIdText } from '../../pulsar/message-id.js';
 import { handlerPayload } from '../../schema/message-payload.js';
 import type { BabelBatchContext } from '../handler/babel-batch.context.js';
-import { contextFor, type BabelContext } from '../handler/babel.context.js';
+import { contextFor, withTransaction, type BabelContext } from '../handler/babel.context.js';
 import { failureOf, unrelayedFailureOf } from '../pipeline/failure-classify.js';
 import type { BabelFailureRelay } from '../pipeline/failure-relay.js';
 import { BatchDispatch } from './batch-dispatch.js';
@@ -78,7 +80,10 @@ export class HandlerDispatch {
   ): Promise<unknown> {
     const route = subscription.routes.get(urn);
     if (route)
-      return this.dispatch(route, urn, envelope, message, subscription.topic, requests, subscription.reportedTopic);
+      return this.dispatch(route, urn, envelope, message, subscription.topic, requests, {
+        reportedTopic: subscription.reportedTopic,
+        subscription: subscription.subscription,
+      });
     return undefined;
   }
 
@@ -89,10 +94,15 @@ export class HandlerDispatch {
     message: PulsarMessage,
     topic: string,
     requests: SettleRequests,
-    /** What `ctx.getTopic()` says (spans and metrics keep `topic`). */
-    reportedTopic = topic,
+    where: {
+      /** What `ctx.getTopic()` says (spans and metrics keep `topic`). */
+      reportedTopic?: string;
+      /** The subscription, which names the message's record in the inbox. */
+      subscription?: string;
+    } = {},
   ): Promise<unknown> {
     const { settings, processing } = this.deps;
+    const reportedTopic = where.reportedTopic ?? topic;
     const { declaredAt, schema, ownIdempotency, batch } = route;
     const context = contextFor([envelope, message, reportedTopic, urn], declaredAt, requests);
     // What the handler returned: the reply when the message is a request (a batch handler's members reply empty).
@@ -114,11 +124,41 @@ export class HandlerDispatch {
     };
     // A handler with a store of its own (@Idempotent) is governed by that store alone.
     const idempotency = ownIdempotency ? undefined : settings.idempotency;
-    const work = async (): Promise<void> => {
+    const once = async (): Promise<void> => {
       if (!idempotency) return run();
-      if ((await runOnce(idempotency.store, envelope.meta?.id, run)) === 'duplicate')
+      const { store } = idempotency;
+      const id: unknown = envelope.meta?.id;
+      // A claim store locks the id while the handler runs; run() throws on a retry or dead-letter request.
+      const outcome = isClaimStore(store) ? await runClaimed(store, id, run) : await runOnce(store, id, run);
+      if (outcome === 'duplicate') {
+        requests.markDuplicate();
         this.deps.logger.log(duplicateSkippedLine(urn, envelope.meta.id));
+      }
     };
+    const inbox = settings.inbox && (route.inbox ?? settings.inbox.every ?? false) ? settings.inbox.store : undefined;
+    const work = !inbox
+      ? once
+      : async (): Promise<void> => {
+          const id: unknown = envelope.meta?.id;
+          // The handler runs inside the inbox's transaction; a retry or dead-letter request (thrown by run) rolls
+          // it back, as a failure does.
+          const outcome = await inbox.run(
+            where.subscription ?? '',
+            typeof id === 'string' && id !== '' ? id : undefined,
+            async (transaction) => {
+              withTransaction(context, transaction);
+              try {
+                await once();
+              } finally {
+                withTransaction(context, undefined);
+              }
+            },
+          );
+          if (outcome === 'duplicate') {
+            requests.markDuplicate();
+            this.deps.logger.log(duplicateSkippedLine(urn, id, 'inbox'));
+          }
+        };
     // The span helpers use the process-wide API once any component loaded it, so "off" must bypass them here.
     const api = settings.telemetry.tracing ? openTelemetry() : null;
     const traced = !(api && tracingObserved(api))

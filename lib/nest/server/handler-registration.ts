@@ -15,12 +15,21 @@ export function routeOf(
   handler: MessageHandler,
   extras: BabelHandlerExtras | undefined,
   ownIdempotency: boolean,
-  settings: Pick<ResolvedServerOptions, 'retry' | 'subscriptionType'>,
+  settings: Pick<ResolvedServerOptions, 'retry' | 'subscriptionType' | 'inbox'>,
 ): { route: Route; place: BindingPlace } {
   const name = extras?.handler ?? 'an unnamed handler';
   const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, owner, method, schema, consumerOptions } =
     extras ?? {};
-  const { batch, topicsPattern, patternDiscoveryMs, isRetriable, subscriptionType, concurrency } = extras ?? {};
+  const { batch, topicsPattern, patternDiscoveryMs, isRetriable, subscriptionType, concurrency, unknownUrn, inbox } =
+    extras ?? {};
+  if (inbox === true && !settings.inbox)
+    throw new TypeError(
+      `${name} asks for the inbox, but the server has none: give the module or server inbox: { store: new PostgresInbox({ pool }) }`,
+    );
+  if (batch !== undefined && (inbox ?? settings.inbox?.every) === true)
+    throw new TypeError(
+      `${name} is a batch handler: the inbox runs one message per transaction; set inbox: false on it`,
+    );
   const type = subscriptionType ?? settings.subscriptionType;
   if (retryPolicy) checkDelayable(settings.retry === 'nack', type, `${name} retryPolicy`, raiseStandardError);
   if (subscriptionType !== undefined && settings.retry === 'nack' && !honoursDeliveryTimes(subscriptionType))
@@ -46,6 +55,8 @@ export function routeOf(
     ...(batch !== undefined && { batch }),
     ...(subscriptionType !== undefined && { subscriptionType }),
     ...(concurrency !== undefined && { concurrency }),
+    ...(unknownUrn !== undefined && { unknownUrn }),
+    ...(inbox !== undefined && { inbox }),
     ...((maxAttempts !== undefined || retryPolicy !== undefined) && {
       policy: {
         ...(maxAttempts !== undefined && { maxAttempts }),

@@ -1,3 +1,4 @@
+import type { UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
 import type { MessageHandler } from '@nestjs/microservices';
 import type { HandlerPolicy } from '../../consumer/index.js';
 import type { HandlerRef } from '../handler/babel.context.js';
@@ -39,6 +40,10 @@ export interface Route {
   subscriptionType?: SubscriptionType;
   /** Messages handled at once on the handler's subscription, when run-time settings give it. */
   concurrency?: number;
+  /** What the handler's subscription does with a URN nobody there handles, when run-time settings give it. */
+  unknownUrn?: UnknownUrnStrategy;
+  /** Runs in the server's inbox (true) or not (false); absent: as the inbox's `every` says. */
+  inbox?: boolean;
 }
 
 /** A topic and subscription the server consumes, with the handlers routed within it. */

@@ -1,10 +1,11 @@
 /**
  * Handler settings given at run time (docs/configuration.md#handler-settings-from-configuration): a server's
  * `handlers` option, keyed by URN or by `Controller.method`, overrides what `@BabelHandler` declared for a handler's
- * topic, subscription, subscription type, attempts, retry policy and concurrency. Pure, but for the book that
+ * topic, subscription, subscription type, attempts, retry policy, concurrency and inbox. Pure, but for the book that
  * remembers which keys were used.
  */
 import { checkRetryPolicy, type RetryPolicy } from '../../consumer/index.js';
+import { UNKNOWN_URN_STRATEGIES, type UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
 import { errorText } from '../../envelope/error-text.js';
 import {
   checkKnownKeys,
@@ -44,6 +45,13 @@ export const handlerSettingsTable = {
   retryPolicy: option<RetryPolicy>((value, name, raise) => checkRetryPolicy(value, name, raise)),
   /** Messages handled at once on the handler's subscription (every handler of one subscription must agree). */
   concurrency: integer({ min: 1 }),
+  /** What the handler's subscription does with a URN none of its handlers takes (they must agree). */
+  unknownUrn: oneOf(UNKNOWN_URN_STRATEGIES),
+  /** Runs in the server's inbox (docs/exactly-once.md#the-inbox), or not. */
+  inbox: option<boolean>((value, name, raise) => {
+    if (value !== undefined && typeof value !== 'boolean') return raise(`${name} must be true or false`, 'type');
+    return value as boolean | undefined;
+  }),
 };
 
 export type HandlerSettingName = keyof typeof handlerSettingsTable;
@@ -57,6 +65,8 @@ export type HandlerSettings = {
   maxAttempts?: number;
   retryPolicy?: RetryPolicy;
   concurrency?: number;
+  unknownUrn?: UnknownUrnStrategy;
+  inbox?: boolean;
 };
 
 /** `handlers`: entries keyed by a URN (`urn:…`) or by `Controller.method`. */
@@ -134,7 +144,7 @@ export function applyHandlerSettings(
 /** The server's values of the settings, for a start-up line of a setting no handler gave. */
 export type ServerDefaults = Record<HandlerSettingName, unknown>;
 
-/** The server's values of the six settings (its topics, subscription, type, attempts, policy, concurrency). */
+/** The server's values of the settings (topics, subscription, type, attempts, policy, concurrency, unknownUrn, inbox). */
 export function serverDefaultsOf(settings: {
   topics: readonly string[];
   subscription: string;
@@ -142,9 +152,21 @@ export function serverDefaultsOf(settings: {
   maxAttempts: number;
   retryPolicy?: RetryPolicy | undefined;
   concurrency: number;
+  unknownUrn: UnknownUrnStrategy;
+  inbox?: { every?: boolean } | undefined;
 }): ServerDefaults {
-  const { topics, subscription, subscriptionType, maxAttempts, retryPolicy, concurrency } = settings;
-  return { topic: topics.join(', '), subscription, subscriptionType, maxAttempts, retryPolicy, concurrency };
+  const { topics, subscription, subscriptionType, maxAttempts, retryPolicy, concurrency, unknownUrn } = settings;
+  const inbox = settings.inbox?.every ?? false;
+  return {
+    topic: topics.join(', '),
+    subscription,
+    subscriptionType,
+    maxAttempts,
+    retryPolicy,
+    concurrency,
+    unknownUrn,
+    inbox,
+  };
 }
 
 /**

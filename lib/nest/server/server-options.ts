@@ -1,5 +1,6 @@
 import type { BabelQueueHooks, ConsumerLogger } from '../../consumer/index.js';
 import { checkIdempotencyOptions, type IdempotencyOptions } from '../../idempotency/store.js';
+import { checkInboxOptions, type InboxOptions } from '../../inbox/inbox.js';
 import type { FieldCipher } from '../../schema/gdpr.js';
 import { resolveTelemetry, type ResolvedTelemetry, type TelemetryOption } from '../../otel/telemetry-options.js';
 import type { PulsarClientLike, PulsarProducer } from '../../pulsar/client-types.js';
@@ -44,6 +45,12 @@ const SERVER_ONLY_OPTIONS = {
     if (value !== undefined) checkIdempotencyOptions(value, name, raise);
     return value as IdempotencyOptions | undefined;
   }),
+  /**
+   * Inbox handlers run in a PostgreSQL transaction that first records their message id (docs/exactly-once.md#the-inbox):
+   * `{ store, every? }`; `every: true` makes every handler one, else those with `inbox: true`.
+   * @defaultValue none
+   */
+  inbox: option<InboxOptions>((value, name, raise) => checkInboxOptions(value, name, raise)),
   /** Decrypts the `x-gdpr-sensitive` fields of handlers' schemas before they run (docs/schemas.md). */
   cipher: passThrough<FieldCipher>(),
   /**

@@ -4,6 +4,7 @@ import { clientNameOf } from '../client/producer-settings.js';
 import { fullTopicName } from '../../pulsar/websocket/topic.js';
 import { bindingConsumerOptions } from './binding-consumer-options.js';
 import { consumerConfigFor, deadLetterTopicOf, retryTopicOf } from './consumer-config.js';
+import { checkReleasable } from './consumer-options.js';
 import type { Binding, Route } from './handler-routes.js';
 import type { ResolvedServerOptions } from './server-options.js';
 import { delayRefusalOf, Subscription, type RouteSettings } from './subscription.js';
@@ -17,7 +18,7 @@ function intakeConcurrency(concurrency: number, routes: ReadonlyMap<string, Rout
  * A setting of the subscription that run-time handler settings may give (its type, its concurrency): the value its
  * handlers agree on, else the server's. A subscription is one consumer, so two handlers that disagree are refused.
  */
-function agreed<K extends 'subscriptionType' | 'concurrency'>(
+function agreed<K extends 'subscriptionType' | 'concurrency' | 'unknownUrn'>(
   binding: Binding,
   key: K,
   serverValue: NonNullable<Route[K]>,
@@ -73,11 +74,20 @@ export function planSubscriptions(
     const passThrough = bindingConsumerOptions(binding, settings.consumerOptions, client);
     const subscriptionType = agreed(binding, 'subscriptionType', settings.subscriptionType);
     const concurrency = intakeConcurrency(agreed(binding, 'concurrency', settings.concurrency), binding.routes);
+    const unknownUrn = agreed(binding, 'unknownUrn', settings.unknownUrn);
     const configured = consumerConfigFor(binding, { ...settings, subscriptionType }, passThrough);
     const consumer =
       configured.receiverQueueSize === undefined
         ? { ...configured, receiverQueueSize: defaultReceiverQueue(concurrency) }
         : configured;
+    if (unknownUrn === 'release')
+      checkReleasable(
+        consumer.subscriptionType ?? 'Shared',
+        `${binding.topic} (subscription ${binding.subscription}) unknownUrn 'release'`,
+        (problem) => {
+          throw new TypeError(problem);
+        },
+      );
     const routeSettings = new Map<string, RouteSettings>();
     for (const [urn, route] of binding.routes) {
       routeSettings.set(urn, {
@@ -107,6 +117,8 @@ export function planSubscriptions(
       deadLetterTopic: binding.pattern ? null : deadLetterTopicOf(binding.topic, settings.deadLetter),
       // A pattern's label is no topic: each topic it finds gets its own when derived (see SubscriptionSet).
       retryTopic: binding.pattern ? null : retryTopicOf(binding.topic, binding.subscription, settings.retry),
+      unknownUrn: { strategy: unknownUrn, maxReleases: settings.unknownUrnMaxReleases },
+      maxPerSecond: settings.maxPerSecond ?? null,
       ...(binding.pattern && { pattern: binding.pattern }),
     });
   });

@@ -132,6 +132,8 @@ function topicConsumer(
     maxOverdue: model.intake.maxOverdue,
     ...(model.intake.pausedHoldLimit !== undefined && { pausedHoldLimit: model.intake.pausedHoldLimit }),
     hasHandler: (urn) => deps.hasHandler(model, urn),
+    unknownUrn: model.unknownUrn,
+    pace: model.pace,
     handlerTimeoutMs: (urn) => model.settingsOf(urn).timeoutMs,
     logStackTraces: settings.logStackTraces,
     dispatch: (...call) => deps.dispatch(model, ...call),

@@ -118,6 +118,19 @@ export class SubscriptionSet {
     else await Promise.all(affected.map(({ consumer }) => consumer.pause()));
   }
 
+  /**
+   * The circuit breaker's pause of one subscription's consumers (not `model.paused`, which is the pause by hand):
+   * a resume leaves a subscription paused by hand paused.
+   */
+  async hold(model: Subscription, held: boolean): Promise<void> {
+    const affected = this.runningList.filter((running) => running.model === model);
+    if (!held) {
+      if (!model.paused) for (const { consumer } of affected) consumer.resume();
+      return;
+    }
+    await Promise.all(affected.map(({ consumer }) => consumer.pause()));
+  }
+
   describe(): SubscriptionState[] {
     return this.runningList.map(({ consumer, deferred, model, readsFrom }) => ({
       topic: readsFrom,
@@ -126,6 +139,7 @@ export class SubscriptionSet {
       overdue: consumer.overdueCount,
       connected: consumer.isConnected(),
       paused: consumer.isPaused,
+      tripped: model.tripped,
       refused: deferred.map((producer) => producer.state()).filter((state) => state.refused !== null),
     }));
   }

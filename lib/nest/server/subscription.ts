@@ -2,6 +2,8 @@ import type { PulsarConsumerConfig } from '../../pulsar/client-types.js';
 import type { TopicPattern } from '../../pulsar/topic-pattern.js';
 import { delayedRetryRefusal } from '../../consumer/settle-request.js';
 import type { Route } from './handler-routes.js';
+import type { UnknownUrnPolicy } from '../../consumer/unknown-urn.js';
+import { RatePacer } from '../../consumer/rate-pacer.js';
 
 /** A subscription made for every topic of a namespace that matches a pattern (docs/pulsar-features.md#topic-patterns). */
 export interface SubscriptionPattern {
@@ -49,6 +51,10 @@ export interface SubscriptionParts {
    * copies go back to `topic` (or there are none).
    */
   retryTopic: string | null;
+  /** What it does with a URN none of its handlers takes (docs/retries.md#unknown-urns). */
+  unknownUrn: UnknownUrnPolicy;
+  /** Handler calls started per second at most on this instance (docs/retries.md#rate-limit); null = no limit. */
+  maxPerSecond: number | null;
   pattern?: SubscriptionPattern;
 }
 
@@ -69,11 +75,20 @@ export class Subscription implements SubscriptionParts {
   readonly fallback: RouteSettings;
   readonly deadLetterTopic: string | null;
   readonly retryTopic: string | null;
+  readonly unknownUrn: UnknownUrnPolicy;
+  readonly maxPerSecond: number | null;
+  /**
+   * Waits for the next start time under `maxPerSecond` (null without one): one pacer per subscription, shared by
+   * its consumers (the topic's and its retry topic's); a topic a pattern finds gets its own.
+   */
+  readonly pace: (() => Promise<void>) | null;
   readonly pattern?: SubscriptionPattern;
   /** The pattern subscription this one was derived from (a topic the pattern found). */
   readonly origin?: Subscription;
   /** Set by pause() / resume(); a subscription that opens while paused starts paused. */
   paused = false;
+  /** Its circuit breaker is open or probing (docs/retries.md#circuit-breaker). */
+  tripped = false;
 
   constructor(parts: SubscriptionParts, origin?: Subscription) {
     this.topic = parts.topic;
@@ -87,6 +102,10 @@ export class Subscription implements SubscriptionParts {
     this.fallback = parts.fallback;
     this.deadLetterTopic = parts.deadLetterTopic;
     this.retryTopic = parts.retryTopic;
+    this.unknownUrn = parts.unknownUrn;
+    this.maxPerSecond = parts.maxPerSecond;
+    const pacer = parts.maxPerSecond === null ? null : new RatePacer(parts.maxPerSecond);
+    this.pace = pacer && (() => pacer.wait());
     if (parts.pattern) this.pattern = parts.pattern;
     if (origin) {
       this.origin = origin;

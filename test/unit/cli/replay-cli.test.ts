@@ -7,6 +7,12 @@ describe('parseSince (CLI)', () => {
     expect(parseSince('15m', 1_000_000)).toBe(1_000_000 - 900_000);
     expect(() => parseSince('yesterday', 0)).toThrow(/neither an ISO 8601 time nor an age/);
   });
+
+  it('refuses a day that does not exist instead of rolling it over', () => {
+    expect(() => parseSince('2026-02-30T00:00:00Z', 0)).toThrow(/--since "2026-02-30T00:00:00Z" has no such day/);
+    expect(() => parseSince('2026-13-01', 0)).toThrow(/no such month/);
+    expect(() => parseSince('2026-12-02T25:00:00Z', 0)).toThrow(/no such hour/);
+  });
 });
 
 describe('babelqueue-pulsar replay (usage)', () => {
@@ -33,6 +39,10 @@ describe('babelqueue-pulsar replay (usage)', () => {
     expect(await run('--topic', 'o', '--subscription', 's', '--since', '1h', '--yes', '--dry-run')).toMatchObject({
       code: 2,
       err: expect.stringMatching(/--yes and --dry-run contradict each other/),
+    });
+    expect(await run('--topic', 'o', '--subscription', 's', '--since', '2026-02-30T00:00:00Z')).toMatchObject({
+      code: 2,
+      err: expect.stringMatching(/--since "2026-02-30T00:00:00Z" has no such day/),
     });
     expect(await run('--topic', 'o', '--subscription', 's', '--message-id', 'nope')).toMatchObject({
       code: 2,

@@ -184,6 +184,26 @@ describe('resolveModuleOptions', () => {
       /options\.consumer\.retry 'nack' needs a Shared or KeyShared subscription/,
     ],
     [
+      'a maxPerSecond of 0',
+      { client, topic: 't', consumer: { maxPerSecond: 0 } },
+      /options\.consumer\.maxPerSecond must be a positive number, got the number 0/,
+    ],
+    [
+      'a circuitBreaker ratio above 1',
+      { client, topic: 't', consumer: { circuitBreaker: { failureRatio: 2 } } },
+      /options\.consumer\.circuitBreaker\.failureRatio must be a number in \(0, 1\], got 2/,
+    ],
+    [
+      'release on Failover',
+      { client, topic: 't', consumer: { unknownUrn: 'release', subscriptionType: 'Failover' } },
+      /options\.consumer\.unknownUrn 'release' needs a Shared or KeyShared subscription \(got Failover\)/,
+    ],
+    [
+      'an unknown unknownUrn strategy',
+      { client, topic: 't', consumer: { unknownUrn: 'ignore' } },
+      /options\.consumer\.unknownUrn must be 'fail', 'dead_letter', 'delete' or 'release', got the string "ignore"/,
+    ],
+    [
       'an unknown retry',
       { client, topic: 't', consumer: { retry: 'later' } },
       /options\.consumer\.retry must be 'republish', 'retry-topic' or 'nack', got the string "later"/,

@@ -22,6 +22,8 @@ const defaults = {
   maxAttempts: 3,
   retryPolicy: undefined,
   concurrency: 1,
+  unknownUrn: 'fail',
+  inbox: false,
 };
 
 describe('handler settings (pure)', () => {
@@ -40,11 +42,14 @@ describe('handler settings (pure)', () => {
       maxAttempts: { from: 'handlers', key: 'A.handle' },
       retryPolicy: { from: 'server' },
       concurrency: { from: 'server' },
+      unknownUrn: { from: 'server' },
+      inbox: { from: 'server' },
     });
     expect(settingsLine('A.handle', 'urn:a', applied, defaults, 'handlers')).toBe(
       'handler settings of A.handle (urn:a): topic "by-urn" from handlers["urn:a"], subscription "declared-sub" ' +
         'from @BabelHandler, subscriptionType "Shared" from the server, maxAttempts 7 from handlers["A.handle"], ' +
-        'retryPolicy none from the server, concurrency 1 from the server',
+        'retryPolicy none from the server, concurrency 1 from the server, unknownUrn "fail" from the server, ' +
+        'inbox false from the server',
     );
   });
 
@@ -131,7 +136,7 @@ describe('handler settings on a server (testing kit)', () => {
         'handler settings of Orders.created (urn:cfg:orders:created): topic "configured-orders" from ' +
           'handlers["urn:cfg:orders:created"], subscription "babelqueue" from the server, subscriptionType "Shared" ' +
           'from the server, maxAttempts 5 from @BabelHandler, retryPolicy none from the server, concurrency 4 from ' +
-          'handlers["urn:cfg:orders:created"]',
+          'handlers["urn:cfg:orders:created"], unknownUrn "fail" from the server, inbox false from the server',
       );
       expect(lines.some((line) => line.includes('maxAttempts 1 from handlers["orders.failing"]'))).toBe(true);
       expect(service.server.describe().map(({ topic }) => topic)).toEqual(

@@ -1,0 +1,39 @@
+// What the lag gauges read for a server (docs/operations.md#lag-gauges): each running subscription once, with its
+// retry and dead-letter topics as full names.
+import { LagGauges, type LagTarget } from '../../otel/subscription-lag.js';
+import type { LagGaugeSetting } from './lag-gauge-option.js';
+import { fullTopicName } from '../../pulsar/websocket/topic.js';
+import type { Subscription } from './subscription.js';
+
+/** One target per subscription model (its topic's and its retry topic's consumers share one). Pure. */
+export function lagTargetsOf(models: readonly Subscription[]): LagTarget[] {
+  const seen = new Set<Subscription>();
+  const targets: LagTarget[] = [];
+  for (const model of models) {
+    if (seen.has(model)) continue;
+    seen.add(model);
+    targets.push({
+      topic: model.fullTopic,
+      subscription: model.subscription,
+      retryTopic: model.retryTopic === null ? null : fullTopicName(model.retryTopic),
+      deadLetterTopic: model.deadLetterTopic === null ? null : fullTopicName(model.deadLetterTopic),
+    });
+  }
+  return targets;
+}
+
+/** The gauges of a server with the `lagGauges` option, started; null without it. */
+export function startLagGauges(
+  setting: LagGaugeSetting | undefined,
+  running: () => readonly { model: Subscription }[],
+  logger: { warn(line: string): void },
+): LagGauges | null {
+  if (!setting) return null;
+  const gauges = new LagGauges(
+    { ...setting, intervalMs: setting.intervalMs ?? 15_000 },
+    () => lagTargetsOf(running().map(({ model }) => model)),
+    (line) => logger.warn(line),
+  );
+  gauges.start();
+  return gauges;
+}
