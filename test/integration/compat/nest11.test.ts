@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { uniqueTopic, webUrl } from '../../support/broker.js';
+import { ownDependencies } from '../../support/own-dependencies.js';
 
 jest.setTimeout(240_000);
 
@@ -16,10 +17,15 @@ const cacheRoot = process.env.BABELQUEUE_PULSAR_CACHE ?? path.join(os.homedir(),
 
 /** A folder with Nest 11 installed once (cached outside the clone) and this package's fresh build linked in. */
 function prepare(): string {
-  // The package's own dependencies (ws, ajv) are installed here too: the build is linked in, not installed.
-  const dependencies = { ...NEST_11, 'reflect-metadata': '0.2.2', rxjs: '7.8.2', ws: '8.18.3', ajv: '8.20.0' };
-  const dir = path.join(cacheRoot, `nest11-${NEST_11['@nestjs/core']}-ajv`);
-  if (!fs.existsSync(path.join(dir, 'node_modules', 'ajv'))) {
+  // The package's own dependencies are installed here too: the build is linked in, not installed. The folder is
+  // named after them, so that a new dependency makes a new folder.
+  const own = ownDependencies();
+  const dependencies = { ...NEST_11, 'reflect-metadata': '0.2.2', rxjs: '7.8.2', ...own };
+  const key = Object.entries(own)
+    .map(([name, version]) => `${name}@${version}`)
+    .join('+');
+  const dir = path.join(cacheRoot, `nest11-${NEST_11['@nestjs/core']}-${key.replace(/[^\w.@+-]/g, '_')}`);
+  if (!Object.keys(own).every((name) => fs.existsSync(path.join(dir, 'node_modules', name)))) {
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(
       path.join(dir, 'package.json'),

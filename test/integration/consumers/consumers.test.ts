@@ -20,6 +20,7 @@ import { stripVTControlCharacters } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { readmeFormOf } from '../../../scripts/lib/readme-snippets.mjs';
 import { onNative, serviceUrl, uniqueTopic } from '../../support/broker.js';
+import { ownDependencies } from '../../support/own-dependencies.js';
 
 jest.setTimeout(480_000);
 
@@ -137,7 +138,7 @@ function project(
     expect(fs.existsSync(target)).toBe(false);
     installAsTheReadmeSays(dir, readmeInstall, tarball);
   } else {
-    // The package as `npm install <tarball>` lays it out (its dependencies, ws and ajv, are in the manifest).
+    // The package as `npm install <tarball>` lays it out (its dependencies are in the manifest: COMMON).
     fs.rmSync(target, { recursive: true, force: true });
     fs.mkdirSync(target, { recursive: true });
     run('tar', ['-xzf', tarball, '-C', target, '--strip-components=1'], dir);
@@ -260,7 +261,7 @@ const NEST_12 = {
   '@nestjs/platform-express': '12.1.1',
   '@nestjs/testing': '12.1.1',
 };
-const COMMON = { 'reflect-metadata': '0.2.2', rxjs: '7.8.2', ws: '8.18.3', ajv: '8.20.0' };
+const COMMON = { 'reflect-metadata': '0.2.2', rxjs: '7.8.2', ...ownDependencies() };
 const TS = { typescript: '5.9.3', '@types/node': '20.19.43' };
 
 /** The Nest 11 and Nest 12 CLIs' tsconfig.build.json (what `nest build` compiles: src, no spec files). */
