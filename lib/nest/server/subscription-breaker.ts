@@ -75,8 +75,11 @@ export class SubscriptionBreaker {
         if (this.closed) return;
         const change = this.breaker.probe();
         if (change) this.apply(change);
+        // A timer may fire before the breaker's clock says the wait is over (libuv dates a timer from the loop's time,
+        // which lags behind while a turn runs long, as under load): it waits the rest instead of staying open for ever.
+        else if (this.breaker.state === 'open') this.scheduleProbe();
       },
-      Math.max(0, due - now),
+      Math.max(1, due - now),
     );
     // A waiting probe must not keep the process alive on its own.
     this.probeTimer.unref?.();

@@ -9,7 +9,7 @@ const options = { failureRatio: 1, windowMs: 10_000, minimumMessages: 2, openMs:
 const event = (action: SettledEvent['action']) =>
   ({ topic: 'orders', messageId: 'm', urn: 'urn:x', action }) as SettledEvent;
 
-function breakerOf() {
+function breakerOf(now: () => number = () => Date.now()) {
   const model = { label: 'orders (subscription s)', topic: 'orders', subscription: 's', tripped: false };
   const holds: boolean[] = [];
   const lines: string[] = [];
@@ -18,7 +18,7 @@ function breakerOf() {
       holds.push(held);
     },
     logger: { log: (line) => lines.push(line), warn: (line) => lines.push(`WARN ${line}`) },
-    now: () => Date.now(),
+    now,
   });
   return { model, holds, lines, breaker };
 }
@@ -51,6 +51,22 @@ describe('SubscriptionBreaker (fake timers)', () => {
       'circuit breaker of orders (subscription s) open -> half-open: 1000 ms passed: probing',
       'circuit breaker of orders (subscription s) half-open -> closed: 1 probe(s) succeeded',
     ]);
+  });
+
+  it('probes when its clock says so, though the timer fires early (a loop turn that ran long)', () => {
+    // From the trip on, the breaker's clock runs 30 ms behind the timers, as Date.now() does when a timer was dated from
+    // a loop time that lagged.
+    let lag = 0;
+    const { holds, breaker } = breakerOf(() => Date.now() - lag);
+    breaker.settled(event('retry'));
+    breaker.settled(event('retry'));
+    expect(breaker.state).toBe('open');
+    lag = 30;
+    jest.advanceTimersByTime(1_000);
+    expect(breaker.state).toBe('open');
+    jest.advanceTimersByTime(30);
+    expect(breaker.state).toBe('half-open');
+    expect(holds).toEqual([true, false]);
   });
 
   it('does not probe once closed', () => {
