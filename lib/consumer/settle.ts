@@ -11,8 +11,7 @@ import type {
   SettlementPolicy,
 } from './decision-types.js';
 import { errorText } from '../envelope/error-text.js';
-import { logicalTopicName } from '../pulsar/partition.js';
-import { normalizeTopic } from '../pulsar/websocket/topic.js';
+import { logicalTopicName, normalizeTopic } from '../pulsar/topic-name.js';
 
 /**
  * The incoming properties without any `bq-dead-letter-*`: those of a record are this library's word on it, never

@@ -1,5 +1,6 @@
 import { BabelQueueError } from './errors.js';
 import { EnvelopeCodec } from './codec.js';
+import { errorMessage } from './error-text.js';
 import type { DeadLetterBlock, Envelope } from './types.js';
 
 export type DeadLetterReason = 'failed' | 'unknown_urn' | 'poison';
@@ -31,26 +32,6 @@ export const DEAD_LETTER_TOPIC_PROPERTY = 'bq-dead-letter-topic';
 
 /** The language this SDK writes into `dead_letter.lang` and `bq-dead-letter-lang`. */
 export const DEAD_LETTER_LANG = 'node';
-
-/**
- * Message of a thrown value, as a dead-letter record reports it: an Error-like `message`, a thrown string as is, a plain object as
- * its JSON text (so `throw {code: 42}` keeps its fields), any other value as String(value); null for none.
- */
-export function errorMessage(error: unknown): string | null {
-  if (error === undefined || error === null) return null;
-  if (typeof error === 'object' && typeof (error as { message?: unknown }).message === 'string') {
-    return (error as { message: string }).message;
-  }
-  if (typeof error === 'string') return error;
-  if (typeof error === 'object') {
-    try {
-      return JSON.stringify(error) ?? String(error);
-    } catch {
-      return String(error); // cyclic or a throwing toJSON
-    }
-  }
-  return String(error);
-}
 
 /** Type name of a thrown value (`error.name`, as the Node adapters report it); null when it has none. */
 export function errorName(error: unknown): string | null {

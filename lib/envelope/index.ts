@@ -23,9 +23,9 @@ export {
   bareTopicName,
   deadLetterProperties,
   deadLetterRecord,
-  errorMessage,
   errorName,
   type DeadLetterPropertiesInput,
   type DeadLetterReason,
   type DeadLetterRecordInput,
 } from './dead-letter.js';
+export { errorMessage } from './error-text.js';

@@ -1,15 +1,15 @@
 export { BABEL_PULSAR_CLIENT, BABEL_TRANSPORT } from './constants.js';
 export { BabelHandler } from './handler/babel-handler.decorator.js';
 export type { BabelHandlerOptions } from './handler/babel-handler.decorator.js';
-export { BabelContext } from './handler/babel.context.js';
-export { BabelBatchContext } from './handler/babel-batch.context.js';
+export { BabelContext } from './context/babel.context.js';
+export { BabelBatchContext } from './context/babel-batch.context.js';
 export type { BatchOptions } from '../consumer/batch-collector.js';
 export { BabelPulsarServer } from './server/babel-pulsar.server.js';
 export type { BabelServerEvents, BabelServerStatus } from './server/babel-pulsar.server.js';
 export type { SubscriptionTarget } from './server/pause-control.js';
-export type { RetriableRule } from './pipeline/retriable-rule.js';
+export type { RetriableRule } from './options/retriable-rule.js';
 export type { BabelPulsarServerOptions, ProducerSource } from './server/server-options.js';
-export type { HandlerSettings, HandlerSettingsMap } from './server/handler-settings.js';
+export type { HandlerSettings, HandlerSettingsMap } from './options/handler-settings.js';
 export { BabelPulsarClient } from './client/babel-pulsar.client.js';
 export type {
   BabelClientEvents,
@@ -41,6 +41,7 @@ export { BabelQueueHealthIndicator } from './module/health.indicator.js';
 export type { BabelQueueHealthDetails, BabelQueueHealthResult } from './module/health.indicator.js';
 export { ProducerNotAuthorizedError } from './server/refused-producer.js';
 export type { ProducerPurpose, RefusedProducerState } from './server/refused-producer.js';
+export type { SubscriptionState } from './server/subscription-set.js';
 export { clientKindFor, createPulsarClient } from '../pulsar/client-factory.js';
 export type { PulsarAuthOptions, PulsarClientKind, PulsarClientSettings } from '../pulsar/client-factory.js';
 export {

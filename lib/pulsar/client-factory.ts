@@ -12,11 +12,12 @@ import type { PulsarClientLike } from './client-types.js';
 import { rememberServiceUrl } from './native/adapter.js';
 import { rememberAdminAccess } from './topic-lister.js';
 import { rememberClientUrl } from './startup-failure.js';
+import type { PulsarClientKind } from './client-types.js';
 import { resolveTls } from './tls.js';
 import { PulsarWebSocketClient, type TokenSupplier } from './websocket/index.js';
 import { resolveOptions as resolveWebSocketOptions } from './websocket/options.js';
 
-export type PulsarClientKind = 'native' | 'websocket';
+export type { PulsarClientKind } from './client-types.js';
 
 export interface PulsarAuthOptions {
   /**

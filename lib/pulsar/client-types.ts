@@ -104,3 +104,6 @@ export interface LibraryClient extends PulsarClientLike {
     room?: PushRoom,
   ): Promise<PulsarConsumer>;
 }
+
+/** Which Pulsar client a service URL picks: the native addon (pulsar://) or the WebSocket API (http://, ws://). */
+export type PulsarClientKind = 'native' | 'websocket';

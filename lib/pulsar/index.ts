@@ -5,7 +5,7 @@ export type * from './client-types.js';
 export * from './binding.js';
 // Request/response on the binding (docs/contract.md#requests-and-replies): a request or a reply made by hand.
 export * from './reply-binding.js';
-export * from './partition.js';
+export { logicalTopicName, partitionOf, partitionTopicName } from './topic-name.js';
 export { clientKindFor, createPulsarClient } from './client-factory.js';
 export { LazyPulsarClient } from './lazy-client.js';
 export type {

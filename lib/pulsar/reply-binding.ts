@@ -7,7 +7,7 @@ import { EnvelopeCodec, errorMessage, errorName } from '../envelope/index.js';
 import { lossyDataProblem } from '../envelope/producer-checks.js';
 import { isBlankProperty, pulsarProperties } from './binding.js';
 import type { PulsarProducerMessage } from './client-types.js';
-import { parseTopic } from './websocket/topic.js';
+import { parseTopic } from './topic-name.js';
 
 /** The properties of a request and of its reply. */
 export const BQ_REPLY = {

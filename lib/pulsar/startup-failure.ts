@@ -7,7 +7,7 @@
 import net from 'node:net';
 import { BabelQueueError } from '../envelope/index.js';
 import { errorText } from '../envelope/error-text.js';
-import type { PulsarClientKind } from './client-factory.js';
+import type { PulsarClientKind } from './client-types.js';
 
 const clientUrls = new WeakMap<object, { serviceUrl: string; kind: PulsarClientKind }>();
 

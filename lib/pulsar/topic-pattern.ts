@@ -2,7 +2,7 @@
  * Topic patterns (docs/pulsar-features.md#topic-patterns): which topics of one namespace a pattern handler
  * consumes. Pure: the topic list comes from the broker's admin API (see topic-lister.ts).
  */
-import { logicalTopicName } from './partition.js';
+import { logicalTopicName } from './topic-name.js';
 
 /** A validated `topicsPattern`: the namespace it lists and the regular expression local names must match. */
 export interface TopicPattern {

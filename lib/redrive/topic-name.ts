@@ -1,4 +1,4 @@
-import { parseTopic } from '../pulsar/websocket/topic.js';
+import { parseTopic } from '../pulsar/topic-name.js';
 import { DeadLetterUsageError } from './errors.js';
 import { errorText } from '../envelope/error-text.js';
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { parseTopic } from '../pulsar/websocket/topic.js';
+import { parseTopic } from '../pulsar/topic-name.js';
 import { errorText } from '../envelope/error-text.js';
 import { TopicAdmin, type AdminConnection } from './admin-calls.js';
 import { SubscriptionReplayError } from './errors.js';

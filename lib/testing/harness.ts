@@ -17,7 +17,7 @@ import type {
 } from '../pulsar/client-types.js';
 import { messageIdText } from '../pulsar/message-id.js';
 import { toLibraryClient } from '../pulsar/library-client.js';
-import { fullTopicName } from '../pulsar/websocket/topic.js';
+import { fullTopicName } from '../pulsar/topic-name.js';
 import { outcomeLineTapsOf } from '../consumer/outcome-lines.js';
 
 /** What the harness needs of a BabelPulsarServer. */

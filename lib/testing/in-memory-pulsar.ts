@@ -12,7 +12,7 @@
  * Time: delays and redelivery delays run on a clock that follows real time and can be moved forward with
  * `advance(ms)`, so a test of a one-minute retry does not wait a minute.
  */
-import { normalizeTopic } from '../pulsar/websocket/topic.js';
+import { normalizeTopic } from '../pulsar/topic-name.js';
 import type {
   PulsarClientLike,
   PulsarConsumer,
@@ -21,10 +21,9 @@ import type {
   PulsarProducerConfig,
   PulsarProducerMessage,
 } from '../pulsar/client-types.js';
-import { InMemoryConsumer } from './in-memory-consumer.js';
 import { MessageId, type Pending, type StoredMessage } from './in-memory-message.js';
 import { InMemoryProducer } from './in-memory-producer.js';
-import { Subscription } from './in-memory-subscription.js';
+import { InMemoryConsumer, Subscription } from './in-memory-subscription.js';
 import { InMemorySchedules } from './in-memory-schedules.js';
 import { TestClock } from './test-clock.js';
 

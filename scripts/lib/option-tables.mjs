@@ -9,8 +9,8 @@ import { root } from './readme-snippets.mjs';
 /** Each rendered table: which declared tables it lists, in order, with a prefix for nested options. */
 const TABLES = {
   module: [{ file: 'lib/nest/module/module-options.ts', table: 'moduleOptionTable', expand: { consumer: 'consumer' } }],
-  consumer: [{ file: 'lib/nest/server/consumer-options.ts', table: 'consumerOptions', prefix: 'consumer.' }],
-  handler: [{ file: 'lib/nest/handler/handler-options.ts', table: 'handlerOptionTable' }],
+  consumer: [{ file: 'lib/nest/options/consumer-options.ts', table: 'consumerOptions', prefix: 'consumer.' }],
+  handler: [{ file: 'lib/nest/options/handler-options.ts', table: 'handlerOptionTable' }],
   client: [{ file: 'lib/nest/client/client-options.ts', table: 'clientOptionTable' }],
   outboxRelay: [{ file: 'lib/outbox/relay-options.ts', table: 'outboxRelayOptionTable' }],
   scheduleDispatcher: [{ file: 'lib/outbox/schedule-dispatcher-options.ts', table: 'scheduleDispatcherOptionTable' }],

@@ -4,8 +4,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { OPTION_PAGES, renderOptionTables, renderTable } from '../../scripts/lib/option-tables.mjs';
 import { root } from '../../scripts/lib/readme-snippets.mjs';
-import { consumerOptions } from '../../lib/nest/server/consumer-options.js';
-import { handlerOptionTable } from '../../lib/nest/handler/handler-options.js';
+import { consumerOptions } from '../../lib/nest/options/consumer-options.js';
+import { handlerOptionTable } from '../../lib/nest/options/handler-options.js';
 import { moduleOptionTable } from '../../lib/nest/module/module-options.js';
 
 describe('the option tables of the docs', () => {

@@ -8,7 +8,7 @@ import type { ProducerOptionsSettings } from '../../pulsar/client-options.js';
 import type { PulsarClientLike } from '../../pulsar/client-types.js';
 import { loadOpenTelemetry, startPublishSpan } from '../../otel/tracing.js';
 import { BabelProducerPool, type PooledProducerState } from './producer-pool.js';
-import type { ProducerSource } from '../server/server-options.js';
+import type { ProducerSource } from './producer-settings.js';
 import { PublishError } from './publish-error.js';
 import { withinPublishTimeout } from './publish-timeout.js';
 import { ClientEvents, type BabelClientEvents } from './client-events.js';

@@ -7,7 +7,7 @@ import type { PulsarClientLike } from '../../pulsar/client-types.js';
 import { parseTopic } from '../../pulsar/websocket/index.js';
 import { resolveTelemetry, type ResolvedTelemetry, type TelemetryOption } from '../../otel/telemetry-options.js';
 import type { FieldCipher } from '../../schema/gdpr.js';
-import type { ProducerSource } from '../server/server-options.js';
+import type { ProducerSource } from './producer-settings.js';
 import { producerOptionEntries } from './producer-settings.js';
 
 /** The default of `publishTimeoutMs`: long enough for a broker that is busy, short enough for one that is down. */

@@ -1,8 +1,8 @@
 import { BabelQueueError } from '../../envelope/index.js';
 import type { PulsarClientLike, PulsarProducer } from '../../pulsar/client-types.js';
 import { toLibraryClient } from '../../pulsar/library-client.js';
-import { fullTopicName } from '../../pulsar/websocket/topic.js';
-import type { ProducerSource } from '../server/server-options.js';
+import { fullTopicName } from '../../pulsar/topic-name.js';
+import type { ProducerSource } from './producer-settings.js';
 import { checkedProducerSettings, producerOptionsFor } from './producer-settings.js';
 import type { ProducerOptionsSettings } from '../../pulsar/client-options.js';
 

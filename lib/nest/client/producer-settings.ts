@@ -12,8 +12,15 @@ import {
 } from '../../pulsar/client-options.js';
 import { isRawNativeClient, NativeClientAdapter } from '../../pulsar/native/adapter.js';
 import { PulsarWebSocketClient } from '../../pulsar/websocket/index.js';
-import { fullTopicName } from '../../pulsar/websocket/topic.js';
+import { fullTopicName } from '../../pulsar/topic-name.js';
 import { LazyPulsarClient } from '../../pulsar/lazy-client.js';
+import type { PulsarProducer } from '../../pulsar/client-types.js';
+
+/** Where retry and dead-letter producers come from when someone else owns them (the module does). */
+export interface ProducerSource {
+  /** A ready producer on `topic`; the source creates, caches and closes it, never the server. */
+  producerFor(topic: string): Promise<PulsarProducer>;
+}
 
 const fullName = (topic: string): string => fullTopicName(topic.trim());
 

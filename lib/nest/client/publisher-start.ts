@@ -1,8 +1,8 @@
 import { Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { ConsumerLogger } from '../../consumer/index.js';
 import { NativeClientMissingError } from '../../pulsar/client-factory.js';
-import { fullTopicName } from '../../pulsar/websocket/topic.js';
-import { BrokerWait } from '../server/broker-wait.js';
+import { fullTopicName } from '../../pulsar/topic-name.js';
+import { BrokerWait } from './broker-wait.js';
 
 /** The part of BabelPulsarClient this needs (a test's stand-in without it is left alone). */
 interface Connectable {

@@ -4,7 +4,7 @@ import { errorText } from '../../envelope/error-text.js';
 import type { PulsarClientLike, PulsarConsumer, PulsarMessage } from '../../pulsar/client-types.js';
 import { toLibraryClient } from '../../pulsar/library-client.js';
 import { readReply, type ReplyBody } from '../../pulsar/reply-binding.js';
-import { parseTopic } from '../../pulsar/websocket/topic.js';
+import { parseTopic } from '../../pulsar/topic-name.js';
 
 /** The subscription every reply topic is read with (one reader per topic: Exclusive). */
 export const REPLY_SUBSCRIPTION = 'bq-replies';

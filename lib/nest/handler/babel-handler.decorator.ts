@@ -8,12 +8,16 @@ import { Idempotent } from './idempotent.interceptor.js';
 import { checkPayloadSchema, type PayloadSchema } from '../../schema/payload-schema.js';
 import { isUrnContract, type UrnContract } from '../../schema/urn-contract.js';
 import { raiseStandardError, resolveOptions, type OptionsInput } from '../../options/option-table.js';
-import { checkHandlerCombination, DEFAULT_PATTERN_DISCOVERY_MS, handlerOptionTable } from './handler-options.js';
+import {
+  checkHandlerCombination,
+  DEFAULT_PATTERN_DISCOVERY_MS,
+  handlerOptionTable,
+} from '../options/handler-options.js';
 import type { BatchOptions, ResolvedBatchOptions } from '../../consumer/batch-collector.js';
 import type { TopicPattern } from '../../pulsar/topic-pattern.js';
 import type { PulsarConsumerOptions } from '../../pulsar/client-options.js';
 import type { SubscriptionType } from '../../pulsar/client-types.js';
-import type { RetriableRule } from '../pipeline/retriable-rule.js';
+import type { RetriableRule } from '../options/retriable-rule.js';
 
 /** The options of `@BabelHandler(urn, options)`. */
 export type BabelHandlerOptions = OptionsInput<typeof handlerOptionTable>;

@@ -1,7 +1,7 @@
 import { UseInterceptors, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import { concat, defer, from, ignoreElements, lastValueFrom, mergeMap, of, type Observable } from 'rxjs';
 import { PATTERN_EXTRAS_METADATA } from '@nestjs/microservices/constants.js';
-import { BabelContext, markDuplicate, settleRequested } from './babel.context.js';
+import { BabelContext, markDuplicate, settleRequested } from '../context/babel.context.js';
 import { BABEL_OWN_IDEMPOTENCY } from '../constants.js';
 import { isClaimStore, type ClaimStore } from '../../idempotency/claim-store.js';
 import { runClaimed } from '../../idempotency/run-claimed.js';

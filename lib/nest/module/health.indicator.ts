@@ -3,7 +3,7 @@ import type { Subscription } from 'rxjs';
 import { BabelPulsarServer, type BabelServerStatus } from '../server/babel-pulsar.server.js';
 import { BabelProducerPool, type PooledProducerState } from '../client/producer-pool.js';
 import { BABEL_QUEUE_CLIENT_HANDLE, type ClientHandle } from './module-tokens.js';
-import type { RefusedProducerState } from '../server/refused-producer.js';
+import type { SubscriptionState } from '../server/subscription-set.js';
 import { callIfPresent } from './stubbed-provider.js';
 import { BabelQueuePublisherStart } from '../client/publisher-start.js';
 import type { OutboxRelay, OutboxRelayState } from '../../outbox/relay.js';
@@ -35,16 +35,7 @@ export interface BabelQueueHealthDetails {
      * `refused`: the topic's retry or dead-letter producers the broker refuses for lack of permission (their writes
      * wait on the broker).
      */
-    topics: Array<{
-      topic: string;
-      subscription: string;
-      active: number;
-      overdue: number;
-      paused: boolean;
-      /** Its circuit breaker is open (it paused the subscription) or probing. */
-      tripped: boolean;
-      refused: RefusedProducerState[];
-    }>;
+    topics: Array<Omit<SubscriptionState, 'connected'>>;
   };
   /**
    * The outbox relay (absent without one): its counters and the outage under way. A broker or database it cannot

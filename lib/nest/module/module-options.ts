@@ -16,7 +16,7 @@ import {
   checkConsumerOptionsFor,
   checkTopicName,
   consumerOptions,
-} from '../server/consumer-options.js';
+} from '../options/consumer-options.js';
 import { checkedProducerSettings, clientNameOf, producerOptionEntries } from '../client/producer-settings.js';
 import type { ProducerOptionsSettings, PulsarClientName } from '../../pulsar/client-options.js';
 import { resolveServerSettings, serverOptionTable, type ResolvedServerSettings } from '../server/server-options.js';

@@ -7,7 +7,7 @@ import { ExceptionFiltersContext } from '@nestjs/microservices/context/exception
 import { RpcContextCreator } from '@nestjs/microservices/context/rpc-context-creator.js';
 import { DEFAULT_CALLBACK_METADATA } from '@nestjs/microservices/context/rpc-metadata-constants.js';
 import { RpcProxy } from '@nestjs/microservices/context/rpc-proxy.js';
-import type { HandlerRef } from '../handler/babel.context.js';
+import type { HandlerRef } from '../context/babel.context.js';
 
 /** Calls a handler method with its parameters resolved as Nest resolves them (`@Payload()`, `@Ctx()`, custom). */
 export type DirectCall = (data: unknown, context: unknown) => unknown;

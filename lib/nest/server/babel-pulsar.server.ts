@@ -10,7 +10,7 @@ import type { BabelHandlerExtras } from '../handler/babel-handler.decorator.js';
 import { BABEL_HANDLER_EXTRAS, BABEL_OWN_IDEMPOTENCY, BABEL_TRANSPORT } from '../constants.js';
 import { ATTACH_RELAY, type BabelFailureRelay, type RelayTarget } from '../pipeline/failure-relay.js';
 import { OUTCOME_LINE_TAPS, OutcomeLineTaps } from '../../consumer/outcome-lines.js';
-import type { BrokerWait } from './broker-wait.js';
+import type { BrokerWait } from '../client/broker-wait.js';
 import { openAndConsume } from './server-startup.js';
 import { nestProcessingHooks, type EndHook, type StartHook } from './processing-hooks.js';
 import { HandlerDispatch } from './handler-dispatch.js';
@@ -31,10 +31,9 @@ import { startLagGauges } from './lag-targets.js';
 import type { BabelServerEvents } from './server-events.js';
 import type { Subscription } from './subscription.js';
 import { openSubscription } from './subscription-runner.js';
-import { SubscriptionSet } from './subscription-set.js';
+import { SubscriptionSet, type SubscriptionState } from './subscription-set.js';
 import { ReplyProducers } from './reply-producers.js';
-import { HandlerSettingsBook, serverDefaultsOf } from './handler-settings.js';
-import type { RefusedProducerState } from './refused-producer.js';
+import { HandlerSettingsBook, serverDefaultsOf } from '../options/handler-settings.js';
 
 export type { BabelServerStatus } from './status-monitor.js';
 
@@ -196,18 +195,7 @@ export class BabelPulsarServer
    * Consumers currently running, with how many messages each is handling (for health checks). `refused`: the
    * retry or dead-letter producers of the topic that the broker refuses for lack of permission, while it lasts.
    */
-  describe(): Array<{
-    topic: string;
-    subscription: string;
-    active: number;
-    overdue: number;
-    connected: boolean;
-    /** Paused by pause(): no new message is handled until resume(). */
-    paused: boolean;
-    /** Its circuit breaker is open (paused by it) or probing (docs/retries.md#circuit-breaker). */
-    tripped: boolean;
-    refused: RefusedProducerState[];
-  }> {
+  describe(): SubscriptionState[] {
     return this.subscriptions?.describe() ?? [];
   }
 

@@ -1,14 +1,8 @@
 import { BatchCollector, type BatchVerdict } from '../../consumer/batch-collector.js';
-import { batchContextFor, type BabelBatchContext } from '../handler/babel-batch.context.js';
-import { withHandler, type BabelContext } from '../handler/babel.context.js';
+import { batchContextFor, type BabelBatchContext } from '../context/babel-batch.context.js';
+import { withHandler } from '../context/babel.context.js';
 import { describeNestFailure } from '../pipeline/failure-classify.js';
-import type { Route } from './handler-routes.js';
-
-/** One message waiting for its batch: its payload (validated, decrypted) and its own context. */
-export interface BatchMember {
-  payload: unknown;
-  context: BabelContext;
-}
+import type { BatchMember, Route } from './handler-routes.js';
 
 /** Calls a batch handler with the payloads and the batch's context; rejects with the failure of the call. */
 export type BatchCall = (route: Route, payloads: unknown[], context: BabelBatchContext) => Promise<void>;

@@ -11,8 +11,8 @@ import { inProcessSpan, openTelemetry, tracingObserved } from '../../otel/tracin
 import type { PulsarMessage } from '../../pulsar/client-types.js';
 import { messageIdText } from '../../pulsar/message-id.js';
 import { handlerPayload } from '../../schema/message-payload.js';
-import type { BabelBatchContext } from '../handler/babel-batch.context.js';
-import { contextFor, withTransaction, type BabelContext } from '../handler/babel.context.js';
+import type { BabelBatchContext } from '../context/babel-batch.context.js';
+import { contextFor, withTransaction, type BabelContext } from '../context/babel.context.js';
 import { failureOf, unrelayedFailureOf } from '../pipeline/failure-classify.js';
 import type { BabelFailureRelay } from '../pipeline/failure-relay.js';
 import { BatchDispatch } from './batch-dispatch.js';

@@ -1,7 +1,7 @@
 import type { MessageHandler } from '@nestjs/microservices';
 import { raiseStandardError } from '../../options/option-table.js';
 import type { BabelHandlerExtras } from '../handler/babel-handler.decorator.js';
-import { DEFAULT_PATTERN_DISCOVERY_MS } from '../handler/handler-options.js';
+import { DEFAULT_PATTERN_DISCOVERY_MS } from '../options/handler-options.js';
 import type { BindingPlace, Route } from './handler-routes.js';
 import { checkDelayable, isProducer, type ResolvedServerOptions } from './server-options.js';
 import { honoursDeliveryTimes } from '../../consumer/settle-request.js';

@@ -1,17 +1,22 @@
 import type { UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
 import type { MessageHandler } from '@nestjs/microservices';
 import type { HandlerPolicy } from '../../consumer/index.js';
-import type { HandlerRef } from '../handler/babel.context.js';
+import type { BabelContext, HandlerRef } from '../context/babel.context.js';
 import type { DirectCall } from '../pipeline/direct-call.js';
 import type { BabelFailureRelay } from '../pipeline/failure-relay.js';
-import { fullTopicName as fullName } from '../../pulsar/websocket/topic.js';
+import { fullTopicName as fullName } from '../../pulsar/topic-name.js';
 import type { PayloadSchema } from '../../schema/payload-schema.js';
 import type { PulsarConsumerOptions } from '../../pulsar/client-options.js';
 import type { BatchCollector, ResolvedBatchOptions } from '../../consumer/batch-collector.js';
-import type { BatchMember } from './batch-dispatch.js';
 import type { TopicPattern } from '../../pulsar/topic-pattern.js';
-import type { RetriableRule } from '../pipeline/retriable-rule.js';
+import type { RetriableRule } from '../options/retriable-rule.js';
 import type { SubscriptionType } from '../../pulsar/client-types.js';
+
+/** One message waiting for its batch: its payload (validated, decrypted) and its own context. */
+export interface BatchMember {
+  payload: unknown;
+  context: BabelContext;
+}
 
 /** One handler as the server runs it. */
 export interface Route {
@@ -54,8 +59,6 @@ export interface Binding {
   routes: Map<string, Route>;
   /** A pattern binding: `topic` is the pattern's label, and the server consumes each topic that matches. */
   pattern?: { pattern: TopicPattern; discoveryMs: number };
-  /** What `ctx.getTopic()` reports for the binding's messages when it is not `topic` (a topic a pattern found). */
-  reportedAs?: string;
 }
 
 /** Where a handler consumes: its own topic or pattern and subscription (default: the server's). */

@@ -1,8 +1,8 @@
 // What the lag gauges read for a server (docs/operations.md#lag-gauges): each running subscription once, with its
 // retry and dead-letter topics as full names.
 import { LagGauges, type LagTarget } from '../../otel/subscription-lag.js';
-import type { LagGaugeSetting } from './lag-gauge-option.js';
-import { fullTopicName } from '../../pulsar/websocket/topic.js';
+import type { LagGaugeSetting } from '../options/lag-gauge-option.js';
+import { fullTopicName } from '../../pulsar/topic-name.js';
 import type { Subscription } from './subscription.js';
 
 /** One target per subscription model (its topic's and its retry topic's consumers share one). Pure. */

@@ -1,6 +1,6 @@
 import type { BaseRpcContext, Transport } from '@nestjs/microservices';
-import type { BabelBatchContext } from '../handler/babel-batch.context.js';
-import type { BabelContext } from '../handler/babel.context.js';
+import type { BabelBatchContext } from '../context/babel-batch.context.js';
+import type { BabelContext } from '../context/babel.context.js';
 import type { ProcessingHooks } from './handler-dispatch.js';
 
 type TransportId = Transport | symbol;

@@ -1,5 +1,5 @@
 import type { PulsarClientLike, PulsarProducer, PulsarProducerMessage } from '../../pulsar/client-types.js';
-import { fullTopicName } from '../../pulsar/websocket/topic.js';
+import { fullTopicName } from '../../pulsar/topic-name.js';
 
 /** How long a reply topic's producer stays open after its last reply. */
 export const REPLY_PRODUCER_IDLE_MS = 60_000;

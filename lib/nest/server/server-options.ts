@@ -3,7 +3,7 @@ import { checkIdempotencyOptions, type IdempotencyOptions } from '../../idempote
 import { checkInboxOptions, type InboxOptions } from '../../inbox/inbox.js';
 import type { FieldCipher } from '../../schema/gdpr.js';
 import { resolveTelemetry, type ResolvedTelemetry, type TelemetryOption } from '../../otel/telemetry-options.js';
-import type { PulsarClientLike, PulsarProducer } from '../../pulsar/client-types.js';
+import type { PulsarClientLike } from '../../pulsar/client-types.js';
 import {
   option,
   raiseStandardError,
@@ -13,17 +13,21 @@ import {
   type ResolvedOptions,
 } from '../../options/option-table.js';
 import { callback, flag, nonBlank, oneOf, passThrough } from '../../options/validators.js';
-import { checkConsumerCombination, checkConsumerOptionsFor, serverConsumerOptions } from './consumer-options.js';
-import { checkedProducerSettings, clientNameOf, producerOptionEntries } from '../client/producer-settings.js';
+import {
+  checkConsumerCombination,
+  checkConsumerOptionsFor,
+  serverConsumerOptions,
+} from '../options/consumer-options.js';
+import {
+  checkedProducerSettings,
+  clientNameOf,
+  producerOptionEntries,
+  type ProducerSource,
+} from '../client/producer-settings.js';
+export type { ProducerSource } from '../client/producer-settings.js';
 import type { ProducerOptionsSettings, PulsarClientName } from '../../pulsar/client-options.js';
 
-export { checkDelayable, isProducer } from './consumer-options.js';
-
-/** Where retry and dead-letter producers come from when someone else owns them (the module does). */
-export interface ProducerSource {
-  /** A ready producer on `topic`; the source creates, caches and closes it, never the server. */
-  producerFor(topic: string): Promise<PulsarProducer>;
-}
+export { checkDelayable, isProducer } from '../options/consumer-options.js';
 
 const SERVER_ONLY_OPTIONS = {
   /**

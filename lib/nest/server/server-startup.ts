@@ -1,9 +1,8 @@
 import type { ConsumerLogger } from '../../consumer/index.js';
 import { LazyPulsarClient } from '../../pulsar/lazy-client.js';
 import { assertSomethingListens, startupFailure } from '../../pulsar/startup-failure.js';
-import { fullTopicName } from '../../pulsar/websocket/topic.js';
-import { waitForBroker, type BrokerWait } from './broker-wait.js';
-import { positionAfterBrokerWait } from './late-subscription.js';
+import { fullTopicName } from '../../pulsar/topic-name.js';
+import { waitForBroker, type BrokerWait } from '../client/broker-wait.js';
 import type { ResolvedServerOptions } from './server-options.js';
 import type { StatusMonitor } from './status-monitor.js';
 import type { SubscriptionSet } from './subscription-set.js';
@@ -54,7 +53,10 @@ export async function openAndConsume(subscriptions: SubscriptionSet, deps: Start
     if (settings.brokerAtStart === 'required') throw startupFailure(error, deps.client);
     const topics = settings.topics.map(fullTopicName).join(', ');
     return waitForBroker(topics, deps.logger, error, async () => {
-      await openAll(positionAfterBrokerWait(settings.subscriptionInitialPosition));
+      // Subscriptions made only after waiting for the broker start at the earliest message the topic still stores:
+      // the app's publisher (connected on its own) may have published before they existed, and `Latest` would never
+      // see it. An existing subscription keeps its position (Pulsar applies it only on creation); the user's wins.
+      await openAll(settings.subscriptionInitialPosition ?? 'Earliest');
       consume();
     });
   }

@@ -1,5 +1,4 @@
 import type { ConsumerLogger } from '../../consumer/index.js';
-import { ConnectionWatch } from './connection-watch.js';
 import type { RunningSubscription } from './subscription-runner.js';
 
 /**
@@ -81,5 +80,29 @@ export class StatusMonitor {
     } else if (change?.kind === 'up') {
       this.deps.logger.log(`consumer of ${topic} reconnected after ${Math.round(change.downForMs / 100) / 10} s`);
     }
+  }
+}
+
+/** What to log about one consumer's connection after a status poll (pure). */
+export type ConnectionChange =
+  { kind: 'down'; topic: string } | { kind: 'up'; topic: string; downForMs: number } | null;
+
+/**
+ * Remembers, per topic, since when a consumer is disconnected, so that each outage is reported exactly twice:
+ * once when it starts and once when it ends, with how long it lasted.
+ */
+export class ConnectionWatch {
+  private readonly downSince = new Map<string, number>();
+
+  observe(topic: string, connected: boolean, now: number): ConnectionChange {
+    const since = this.downSince.get(topic);
+    if (!connected) {
+      if (since !== undefined) return null;
+      this.downSince.set(topic, now);
+      return { kind: 'down', topic };
+    }
+    if (since === undefined) return null;
+    this.downSince.delete(topic);
+    return { kind: 'up', topic, downForMs: now - since };
   }
 }

@@ -1,10 +1,10 @@
 import { isRetriableNestFailure } from '../pipeline/failure-classify.js';
-import { composeRetriable } from '../pipeline/retriable-rule.js';
+import { composeRetriable } from '../options/retriable-rule.js';
 import { clientNameOf } from '../client/producer-settings.js';
-import { fullTopicName } from '../../pulsar/websocket/topic.js';
-import { bindingConsumerOptions } from './binding-consumer-options.js';
+import { fullTopicName } from '../../pulsar/topic-name.js';
+import { checkClientOptions, type PulsarClientName, type PulsarConsumerOptions } from '../../pulsar/client-options.js';
 import { consumerConfigFor, deadLetterTopicOf, retryTopicOf } from './consumer-config.js';
-import { checkReleasable } from './consumer-options.js';
+import { checkReleasable } from '../options/consumer-options.js';
 import type { Binding, Route } from './handler-routes.js';
 import type { ResolvedServerOptions } from './server-options.js';
 import { delayRefusalOf, Subscription, type RouteSettings } from './subscription.js';
@@ -12,6 +12,14 @@ import { delayRefusalOf, Subscription, type RouteSettings } from './subscription
 /** A topic with batch handlers takes in at least a full batch at once, or no batch would ever fill. */
 function intakeConcurrency(concurrency: number, routes: ReadonlyMap<string, Route>): number {
   return Math.max(concurrency, ...[...routes.values()].map((route) => route.batch?.maxMessages ?? 0));
+}
+
+/** Two handlers of one subscription (one consumer) that ask for different values of one of its settings. */
+function disagreement(binding: Binding, first: string, second: string, what: string): TypeError {
+  return new TypeError(
+    `${first} and ${second} share the consumer of topic ${binding.topic} (subscription ${binding.subscription}) ` +
+      `but ${what}: give one of them its own subscription`,
+  );
 }
 
 /**
@@ -28,10 +36,11 @@ function agreed<K extends 'subscriptionType' | 'concurrency' | 'unknownUrn'>(
     const value = route[key];
     if (value === undefined) continue;
     if (chosen && chosen.value !== value)
-      throw new TypeError(
-        `${chosen.by} and ${route.name} share the consumer of topic ${binding.topic} (subscription ` +
-          `${binding.subscription}) but their handler settings give different ${key} (${String(chosen.value)}, ` +
-          `${String(value)}): give one of them its own subscription`,
+      throw disagreement(
+        binding,
+        chosen.by,
+        route.name,
+        `their handler settings give different ${key} (${String(chosen.value)}, ${String(value)})`,
       );
     chosen = { value: value as NonNullable<Route[K]>, by: route.name };
   }
@@ -122,4 +131,30 @@ export function planSubscriptions(
       ...(binding.pattern && { pattern: binding.pattern }),
     });
   });
+}
+
+/**
+ * The Pulsar consumer settings of one subscription (docs/pulsar-features.md#client-options): the server's, with
+ * those of the handlers routed in it merged over them. A subscription is one consumer, so two of its handlers that
+ * ask for different values of one setting are refused at start-up, naming both.
+ */
+export function bindingConsumerOptions(
+  binding: Binding,
+  serverOptions: PulsarConsumerOptions | undefined,
+  client: PulsarClientName | undefined,
+): PulsarConsumerOptions {
+  const merged: Record<string, unknown> = { ...serverOptions };
+  const setBy = new Map<string, string>();
+  for (const route of binding.routes.values()) {
+    for (const [key, value] of Object.entries(route.consumerOptions ?? {})) {
+      const earlier = setBy.get(key);
+      if (earlier !== undefined && JSON.stringify(merged[key]) !== JSON.stringify(value)) {
+        throw disagreement(binding, earlier, route.name, `ask for different consumerOptions.${key}`);
+      }
+      merged[key] = value;
+      setBy.set(key, route.name);
+    }
+  }
+  const where = `consumerOptions of topic ${binding.topic} (subscription ${binding.subscription})`;
+  return checkClientOptions('consumer', merged, where, client);
 }

@@ -3,7 +3,7 @@ import type { Dispatcher, ReplySender } from '../../consumer/processor-context.j
 import type { OutcomeLineTaps } from '../../consumer/outcome-lines.js';
 import { PushFeed } from '../../consumer/push-feed.js';
 import type { LibraryClient, PulsarConsumer, PulsarConsumerConfig, PulsarProducer } from '../../pulsar/client-types.js';
-import { fullTopicName } from '../../pulsar/websocket/topic.js';
+import { fullTopicName } from '../../pulsar/topic-name.js';
 import { keepDeadLetters } from '../../consumer/keep-dead-letters.js';
 import { producerOptionsFor } from '../client/producer-settings.js';
 import { BindingProducers } from './binding-producers.js';

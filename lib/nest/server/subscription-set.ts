@@ -1,21 +1,37 @@
 import type { ConsumerLogger } from '../../consumer/index.js';
+import type { RefusedProducerState } from './refused-producer.js';
 import type { TopicLister } from '../../pulsar/topic-lister.js';
-import { fullTopicName } from '../../pulsar/websocket/topic.js';
+import { fullTopicName } from '../../pulsar/topic-name.js';
 import type { SubscriptionType } from '../../pulsar/client-types.js';
 import { PatternWatch } from './pattern-watch.js';
 import { deadLetterTopicOf, retryTopicOf } from './consumer-config.js';
 import type { Binding } from './handler-routes.js';
-import { patternListerFor, singleDeadLetterTopic } from './pattern-listing.js';
+import { patternListerFor, singleDeadLetterTopic } from './pattern-watch.js';
 import type { ResolvedServerOptions } from './server-options.js';
 import { planSubscriptions } from './subscription-plan.js';
 import { selectSubscriptions, type SubscriptionTarget } from './pause-control.js';
-import type { BabelPulsarServer } from './babel-pulsar.server.js';
-import { subscriptionLine } from './startup-lines.js';
 import type { Subscription, SubscriptionPattern } from './subscription.js';
 import type { RunningSubscription } from './subscription-runner.js';
 
-/** One consumer as `server.describe()` reports it (the server's public type). */
-export type SubscriptionState = ReturnType<BabelPulsarServer['describe']>[number];
+/** One consumer as `server.describe()` reports it; the health check reports the same, less `connected`. */
+export interface SubscriptionState {
+  /** The topic as the server consumes it (full name), or a pattern's label. */
+  topic: string;
+  /** The subscription's name. */
+  subscription: string;
+  /** Handlers running now. */
+  active: number;
+  /** Handlers past their time-out that still run (a stall). */
+  overdue: number;
+  /** Its consumer is connected to the broker. */
+  connected: boolean;
+  /** Paused by pause(): no new message is handled until resume(). */
+  paused: boolean;
+  /** Its circuit breaker is open (paused by it) or probing (docs/retries.md#circuit-breaker). */
+  tripped: boolean;
+  /** The topic's retry or dead-letter producers the broker refuses for lack of permission. */
+  refused: RefusedProducerState[];
+}
 
 export interface SubscriptionSetDeps {
   /** Opens a subscription; `initialPosition` overrides where a new one starts (after a wait for the broker). */
@@ -213,5 +229,23 @@ function patternLine(watch: PatternWatch): string {
     `consuming ${topics.length} topic(s) matching ${watch.pattern.label} through subscription ` +
     `${origin.subscription}${topics.length > 0 ? ` (${topics.join(', ')})` : ''}; new matching topics are looked ` +
     `for every ${watch.discoveryMs} ms`
+  );
+}
+
+/**
+ * The start-up line of one subscription (pure): what it consumes and which handler runs each URN, so a handler
+ * that is not wired shows at a glance. E.g.
+ * `consuming persistent://public/default/orders (subscription babelqueue, Shared): urn:babel:orders:created -> OrdersController.created`
+ */
+export function subscriptionLine(
+  topic: string,
+  binding: { subscription: string; routes: ReadonlyMap<string, { name: string }>; retryTopic?: string | null },
+  type: SubscriptionType,
+): string {
+  const routes = [...binding.routes].map(([urn, route]) => `${urn} -> ${route.name}`);
+  const retries = binding.retryTopic ? ` and its retry topic ${fullTopicName(binding.retryTopic)}` : '';
+  return (
+    `consuming ${topic}${retries} (subscription ${binding.subscription}, ${type}): ` +
+    (routes.length > 0 ? routes.join(', ') : 'no handlers (every message is an unknown URN)')
   );
 }

@@ -11,7 +11,7 @@ import { PulsarWebSocketConsumer } from './consumer.js';
 import { PulsarWebSocketError } from './errors.js';
 import { resolveOptions, type PulsarWebSocketClientOptions, type ResolvedOptions } from './options.js';
 import { PulsarWebSocketProducer } from './producer.js';
-import { parseTopic } from './topic.js';
+import { parseTopic } from '../topic-name.js';
 import { rememberAdminAccess } from '../topic-lister.js';
 
 type Handle = PulsarWebSocketProducer | PulsarWebSocketConsumer;

@@ -6,7 +6,7 @@ import { isConsumerMessageFrame, PulsarWebSocketMessage } from './message.js';
 import { isWireMessageId } from './message-id.js';
 import { checkMs, type ResolvedOptions } from './options.js';
 import { Connection } from './socket.js';
-import type { TopicName } from './topic.js';
+import type { TopicName } from '../topic-name.js';
 import { UnsubscribeWait } from './unsubscribe-wait.js';
 
 export { buildConsumerQuery } from './consumer-query.js';

@@ -28,4 +28,4 @@ export {
   type PulsarWebSocketErrorCode,
   type PulsarWebSocketErrorDetails,
 } from './errors.js';
-export { normalizeTopic, parseTopic, type TopicName, type TopicDomain } from './topic.js';
+export { normalizeTopic, parseTopic, type TopicName, type TopicDomain } from '../topic-name.js';

@@ -1,5 +1,5 @@
 import type { PulsarMessage } from '../client-types.js';
-import { partitionTopicName } from '../partition.js';
+import { partitionTopicName } from '../topic-name.js';
 import { isWireMessageId, PulsarWebSocketMessageId } from './message-id.js';
 
 /** A message frame as the broker pushes it to a WebSocket consumer (ConsumerMessage, JSON NON_NULL). */

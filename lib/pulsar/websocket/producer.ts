@@ -4,7 +4,7 @@ import { summarizeBrokerMessage } from './handshake.js';
 import { PulsarWebSocketMessageId } from './message-id.js';
 import { checkMs, type ResolvedOptions } from './options.js';
 import { Connection } from './socket.js';
-import type { TopicName } from './topic.js';
+import type { TopicName } from '../topic-name.js';
 import { addPassThroughQuery } from './wire-options.js';
 import { WIRE_ROUTING_MODE } from '../client-options.js';
 

@@ -7,7 +7,7 @@ import { BabelHandler, EnvelopeCodec } from '../../../lib/index.js';
 import { pulsarProperties } from '../../../lib/pulsar/index.js';
 import { PulsarWebSocketClient } from '../../../lib/pulsar/websocket/index.js';
 import { resolveOptions } from '../../../lib/pulsar/websocket/options.js';
-import { ConnectionWatch } from '../../../lib/nest/server/connection-watch.js';
+import { ConnectionWatch } from '../../../lib/nest/server/status-monitor.js';
 import { sleep, uniqueTopic, waitFor, webUrl } from '../../support/broker.js';
 import { startService, type RunningService } from '../../support/nest-app.js';
 import { TcpProxy } from '../websocket/support/tcp-proxy.js';

@@ -1,7 +1,7 @@
 import { BatchCollector, checkBatchOptions, type BatchVerdict } from '../../../lib/consumer/batch-collector.js';
 import { BabelBatchContext, BabelHandler, BabelNonRetriableError, defineUrn } from '../../../lib/index.js';
-import { batchContextFor } from '../../../lib/nest/handler/babel-batch.context.js';
-import type { BabelContext } from '../../../lib/nest/handler/babel.context.js';
+import { batchContextFor } from '../../../lib/nest/context/babel-batch.context.js';
+import type { BabelContext } from '../../../lib/nest/context/babel.context.js';
 
 const outcome = (promise: Promise<void>) =>
   promise.then(

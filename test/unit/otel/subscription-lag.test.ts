@@ -3,7 +3,7 @@
 import { jest } from '@jest/globals';
 import { depthOf, lagOf, LagGauges, type LagTarget } from '../../../lib/otel/subscription-lag.js';
 import { lagTargetsOf } from '../../../lib/nest/server/lag-targets.js';
-import { checkLagGauges } from '../../../lib/nest/server/lag-gauge-option.js';
+import { checkLagGauges } from '../../../lib/nest/options/lag-gauge-option.js';
 import { raiseStandardError } from '../../../lib/options/option-table.js';
 import type { Subscription } from '../../../lib/nest/server/subscription.js';
 

@@ -7,7 +7,7 @@ import { buildConsumerQuery } from '../../../lib/pulsar/websocket/consumer.js';
 import { buildProducerQuery } from '../../../lib/pulsar/websocket/producer.js';
 import { PulsarWebSocketClient } from '../../../lib/pulsar/websocket/index.js';
 import { nativeProducerConfig, refuseUnsupported } from '../../../lib/pulsar/native/native-options.js';
-import { bindingConsumerOptions } from '../../../lib/nest/server/binding-consumer-options.js';
+import { bindingConsumerOptions } from '../../../lib/nest/server/subscription-plan.js';
 import { resolveModuleOptions } from '../../../lib/nest/module/module-options.js';
 import type { Binding, Route } from '../../../lib/nest/server/handler-routes.js';
 import type { PulsarProducerConfig } from '../../../lib/pulsar/client-types.js';

@@ -1,4 +1,4 @@
-// Partition names (lib/pulsar/partition.ts) and the WebSocket message's topic name on a partitioned topic.
+// Partition names (lib/pulsar/topic-name.ts) and the WebSocket message's topic name on a partitioned topic.
 import {
   logicalTopicName,
   partitionOf,

@@ -6,7 +6,7 @@ import { checkDashboardOptions } from '../../../lib/dashboard/dashboard-options.
 import { requireJson, securityHeaders } from '../../../lib/dashboard/security-headers.js';
 import { EnvelopeCodec } from '../../../lib/envelope/index.js';
 import type { PulsarMessage, PulsarMessageId } from '../../../lib/pulsar/client-types.js';
-import { parseTopic } from '../../../lib/pulsar/websocket/topic.js';
+import { parseTopic } from '../../../lib/pulsar/topic-name.js';
 import { statsOf } from '../../../lib/redrive/browse.js';
 import { decodeDeadLetter } from '../../../lib/redrive/dead-letter-view.js';
 import { DeadLetterUsageError } from '../../../lib/redrive/errors.js';

@@ -9,7 +9,7 @@ import { pulsarProperties } from '../../../../lib/pulsar/index.js';
 import { resolveServerOptions } from '../../../../lib/nest/server/server-options.js';
 import { planSubscriptions } from '../../../../lib/nest/server/subscription-plan.js';
 import { fanOutWarnings } from '../../../../lib/nest/server/server-warnings.js';
-import { subscriptionLine } from '../../../../lib/nest/server/startup-lines.js';
+import { subscriptionLine } from '../../../../lib/nest/server/subscription-set.js';
 import type { Binding } from '../../../../lib/nest/server/handler-routes.js';
 import { BabelQueueTestHarness, InMemoryPulsar } from '../../../../lib/testing/index.js';
 import { startService } from '../../../support/nest-app.js';

@@ -11,7 +11,7 @@ import { parseTopic } from '../../pulsar/websocket/index.js';
 import { checkClientOptions, type PulsarClientName, type PulsarConsumerOptions } from '../../pulsar/client-options.js';
 import { option, type RaiseOptionError, type ResolvedOptions } from '../../options/option-table.js';
 import { flag, integer, nonBlank, oneOf } from '../../options/validators.js';
-import { checkRetriableRule, type RetriableRule } from '../pipeline/retriable-rule.js';
+import { checkRetriableRule, type RetriableRule } from './retriable-rule.js';
 import { checkHandlerSettingsMap, type HandlerSettingsMap } from './handler-settings.js';
 
 /** How a failed message is retried (see `retry`). */

@@ -3,11 +3,11 @@ import type { IdempotencyOptions } from '../../idempotency/store.js';
 import { errorText } from '../../envelope/error-text.js';
 import { option, type RaiseOptionError } from '../../options/option-table.js';
 import { integer, passThrough } from '../../options/validators.js';
-import { parseTopic } from '../../pulsar/websocket/topic.js';
+import { parseTopic } from '../../pulsar/topic-name.js';
 import type { PayloadSchema } from '../../schema/payload-schema.js';
 import { checkBatchOptions, type BatchOptions, type ResolvedBatchOptions } from '../../consumer/batch-collector.js';
 import { parseTopicPattern, type TopicPattern } from '../../pulsar/topic-pattern.js';
-import { consumerOptions } from '../server/consumer-options.js';
+import { consumerOptions } from './consumer-options.js';
 
 function optionalName(value: unknown, name: string, example: string, raise: RaiseOptionError): string | undefined {
   if (value === undefined) return undefined;

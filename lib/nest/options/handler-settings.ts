@@ -17,7 +17,7 @@ import {
 } from '../../options/option-table.js';
 import { integer, nonBlank, oneOf } from '../../options/validators.js';
 import type { SubscriptionType } from '../../pulsar/client-types.js';
-import { parseTopic } from '../../pulsar/websocket/topic.js';
+import { parseTopic } from '../../pulsar/topic-name.js';
 
 const TYPES = ['Exclusive', 'Shared', 'KeyShared', 'Failover'] as const satisfies SubscriptionType[];
 

@@ -9,7 +9,7 @@ import {
   applyHandlerSettings,
   checkHandlerSettingsMap,
   settingsLine,
-} from '../../../../lib/nest/server/handler-settings.js';
+} from '../../../../lib/nest/options/handler-settings.js';
 import { raiseStandardError } from '../../../../lib/options/option-table.js';
 import { startService } from '../../../support/nest-app.js';
 import { expectConfiguredFor } from '../../../support/configured-app.js';

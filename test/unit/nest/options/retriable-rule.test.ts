@@ -9,7 +9,7 @@ import {
   checkRetriableRule,
   composeRetriable,
   type RetriableRule,
-} from '../../../../lib/nest/pipeline/retriable-rule.js';
+} from '../../../../lib/nest/options/retriable-rule.js';
 import type { PulsarClientLike } from '../../../../lib/pulsar/client-types.js';
 import { BabelNonRetriableError } from '../../../../lib/envelope/index.js';
 import { FakeProducer } from '../../../support/fakes.js';

@@ -2,7 +2,7 @@ import type { Type } from '@nestjs/common';
 import { BaseRpcContext } from '@nestjs/microservices';
 import type { Envelope } from '../../envelope/index.js';
 import type { PulsarMessage } from '../../pulsar/client-types.js';
-import { partitionOf } from '../../pulsar/partition.js';
+import { partitionOf } from '../../pulsar/topic-name.js';
 import { isReplay } from '../../pulsar/replay-property.js';
 import type { RetryRequestOptions, SettleRequests } from '../../consumer/settle-request.js';
 import { BabelQueueError } from '../../envelope/errors.js';
