@@ -693,6 +693,53 @@ export async function waitingForSlotWithPause(env: CompositionEnv): Promise<void
   }
 }
 
+/**
+ * circuit breaker × pause() / resume(): two reasons to wait. A resume() by hand while the breaker holds the
+ * subscription leaves it held (no attempt is used up); a pause() by hand outlasts the breaker's own resume (no probe
+ * runs while paused); once neither holds, the probe closes the breaker and every message is handled, none
+ * dead-lettered.
+ */
+export async function breakerWithPause(env: CompositionEnv): Promise<void> {
+  const topic = env.prefix('comp-breaker');
+  const handled = new Set<number>();
+  let down = true;
+  let calls = 0;
+  @Controller()
+  class Charges {
+    @BabelHandler('urn:comp:breaker')
+    charge(@Payload() data: { n: number }) {
+      calls += 1;
+      if (down) throw new Error('the dependency is down');
+      handled.add(data.n);
+    }
+  }
+  const service = await startService([Charges], {
+    client: env.client,
+    topics: topic,
+    maxAttempts: 5,
+    circuitBreaker: { failureRatio: 0.5, windowMs: 60_000, minimumMessages: 3, openMs: 1_500, probes: 1 },
+  });
+  const tripped = () => service.server.describe().some((state) => state.tripped);
+  try {
+    for (let n = 0; n < 6; n++) await publish(env.client, topic, 'urn:comp:breaker', { n });
+    await until('the breaker trips', tripped);
+    const callsAtTrip = calls;
+    service.server.resume(); // by hand, while the breaker holds
+    await sleep(600);
+    expect(calls).toBe(callsAtTrip);
+    await service.server.pause();
+    down = false;
+    await sleep(1_500); // the breaker's wait ends: it would probe, but the subscription is paused by hand
+    expect(calls).toBe(callsAtTrip);
+    service.server.resume();
+    await until('every message handled', () => handled.size === 6, 15_000);
+    await until('the breaker closes', () => !tripped(), 15_000);
+    expect(service.settled.filter((event) => event.action === 'dead-letter')).toEqual([]);
+  } finally {
+    await service.close();
+  }
+}
+
 /** Every scenario, by name, for the kit and the broker suites. */
 export const compositionScenarios = {
   'topicsPattern × consumerOptions': patternWithConsumerOptions,
@@ -713,4 +760,5 @@ export const compositionScenarios = {
   "retry 'retry-topic' × batch × ctx.retry()": retryTopicBatchRetry,
   "retry 'retry-topic' × subscription type (Failover)": retryTopicOnFailover,
   'concurrency × pause × order (messages waiting for a slot)': waitingForSlotWithPause,
+  'circuit breaker × pause / resume by hand': breakerWithPause,
 } satisfies Record<string, (env: CompositionEnv) => Promise<void>>;

@@ -130,8 +130,12 @@ export class SubscriptionSet {
     const chosen = this.select(target, call);
     for (const model of chosen) model.paused = paused;
     const affected = this.runningList.filter(({ model }) => chosen.has(model));
-    if (!paused) for (const { consumer } of affected) consumer.resume();
-    else await Promise.all(affected.map(({ consumer }) => consumer.pause()));
+    // A pause by hand and the breaker's hold are two reasons to wait: the consumers go on when neither holds.
+    if (paused) {
+      await Promise.all(affected.map(({ consumer }) => consumer.pause()));
+      return;
+    }
+    for (const { consumer, model } of affected) if (!model.held) consumer.resume();
   }
 
   /**
@@ -139,6 +143,7 @@ export class SubscriptionSet {
    * a resume leaves a subscription paused by hand paused.
    */
   async hold(model: Subscription, held: boolean): Promise<void> {
+    model.held = held;
     const affected = this.runningList.filter((running) => running.model === model);
     if (!held) {
       if (!model.paused) for (const { consumer } of affected) consumer.resume();

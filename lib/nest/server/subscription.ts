@@ -89,6 +89,8 @@ export class Subscription implements SubscriptionParts {
   paused = false;
   /** Its circuit breaker is open or probing (docs/retries.md#circuit-breaker). */
   tripped = false;
+  /** Its circuit breaker holds its consumers (open, not probing): a resume() by hand leaves them held. */
+  held = false;
 
   constructor(parts: SubscriptionParts, origin?: Subscription) {
     this.topic = parts.topic;
