@@ -5,18 +5,12 @@
 // so everything acknowledged has been reported even when the process is killed.
 import 'reflect-metadata';
 import { Controller, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { Ctx } from '@nestjs/microservices';
 import pg from 'pg';
-import { BabelContext, BabelHandler, BabelPulsarServer, BabelQueueModule } from '../../../lib/index.js';
+import { BabelContext, BabelHandler, BabelQueueModule } from '../../../lib/index.js';
 import { BabelSchedule, SCHEDULE_PROPERTIES } from '../../../lib/outbox/index.js';
+import { env, runInstance, silentLogger } from './run-instance.js';
 import { SCHEDULE_URN, type ScheduleRecord } from './records.js';
-
-const env = (name: string, fallback?: string): string => {
-  const value = process.env[name] ?? fallback;
-  if (value === undefined) throw new Error(`${name} is required`);
-  return value;
-};
 
 const instance = env('SCALE_INSTANCE');
 const report = (record: ScheduleRecord): void => {
@@ -54,7 +48,7 @@ class EverySecondHandler {
         migrate: true,
         schedules: { table: env('SCALE_SCHEDULE_TABLE') },
       },
-      logger: { log() {}, warn() {}, error() {}, debug() {} },
+      logger: silentLogger,
       startupWarnings: false,
     }),
   ],
@@ -62,19 +56,4 @@ class EverySecondHandler {
 })
 class InstanceModule {}
 
-async function main(): Promise<void> {
-  const app = await NestFactory.createMicroservice(InstanceModule, {
-    inject: [BabelPulsarServer],
-    useFactory: (server: BabelPulsarServer) => ({ strategy: server }),
-    logger: false,
-  });
-  app.enableShutdownHooks();
-  await app.listen();
-  // On SIGTERM Nest closes the app (the dispatcher finishes its pass, the relay its batch), then the process ends.
-  report({ t: 'ready', instance, at: Date.now() });
-}
-
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runInstance(InstanceModule, () => ({ t: 'ready', instance, at: Date.now() }));
