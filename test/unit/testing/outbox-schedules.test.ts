@@ -89,6 +89,10 @@ async function start() {
   return { pulsar, app, orders: app.get(OrdersService), outbox: app.get(BabelOutbox) };
 }
 
+const parisHour = (iso: string) =>
+  new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Paris', hour: '2-digit', hourCycle: 'h23' }).format(
+    new Date(iso),
+  );
 const settle = () => new Promise((resolve) => setTimeout(resolve, 50));
 
 beforeEach(() => {
@@ -134,10 +138,6 @@ it('@BabelSchedule is declared at start and fires each tick advance() passes, on
     const nightly = seen.filter((s) => s.urn === NIGHTLY);
     expect(nightly).toHaveLength(3);
     expect(nightly.every((s) => s.id === 'nightly-report')).toBe(true);
-    const parisHour = (iso: string) =>
-      new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Paris', hour: '2-digit', hourCycle: 'h23' }).format(
-        new Date(iso),
-      );
     expect(nightly.map((s) => parisHour(s.tick!))).toEqual(['02', '02', '02']);
     expect(nightly[0]!.data).toEqual({ format: 'pdf' });
   } finally {
@@ -159,6 +159,33 @@ it('write(tx) with a delay waits for advance(); runScheduleNow makes a schedule 
     pulsar.advance(0);
     await settle();
     expect(seen.filter((s) => s.urn === NIGHTLY)).toHaveLength(1);
+  } finally {
+    await app.close();
+  }
+});
+
+it('declaring again under the kit keeps the next tick; a changed cron moves it; a cancelled one stays cancelled', async () => {
+  const { app, outbox } = await start();
+  try {
+    const first = await outbox.declareSchedule(
+      transaction,
+      NIGHTLY,
+      { v: 1 },
+      { id: 'nightly-report', cron: '0 2 * * *', tz: 'Europe/Paris' },
+    );
+    expect(first.created).toBe(false); // @BabelSchedule stored it at start
+    const moved = await outbox.declareSchedule(
+      transaction,
+      NIGHTLY,
+      { v: 2 },
+      { id: 'nightly-report', cron: '0 3 * * *', tz: 'Europe/Paris' },
+    );
+    expect(parisHour(moved.nextTick!.toISOString())).toBe('03');
+    expect(moved.nextTick!.getTime()).toBeGreaterThan(first.nextTick!.getTime());
+    expect((await outbox.getSchedule(transaction, 'nightly-report'))?.data).toEqual({ v: 2 });
+    expect(await outbox.cancelSchedule(transaction, 'nightly-report')).toBe(true);
+    const again = await outbox.declareSchedule(transaction, NIGHTLY, {}, { id: 'nightly-report', cron: '0 4 * * *' });
+    expect(again.nextTick).toBeNull();
   } finally {
     await app.close();
   }
