@@ -17,15 +17,19 @@ jest.setTimeout(420_000);
 
 const WINDOW_TICKS = 120;
 const APP = path.resolve('test/support/scale/schedule-instance.ts');
-const suffix = randomUUID().replaceAll('-', '').slice(0, 12);
-const settings: Record<string, string> = {
-  SCALE_SERVICE_URL: serviceUrl(),
-  SCALE_TOPIC: uniqueTopic('schedule-instances'),
-  SCALE_DATABASE_URL: postgresUrl(),
-  SCALE_OUTBOX_TABLE: `outbox_${suffix}`,
-  SCALE_SCHEDULE_TABLE: `schedules_${suffix}`,
-  SCALE_SCHEDULE_ID: `every-second-${suffix}`,
-};
+/** A topic, tables and a schedule id of the test's own, for the instances' environment. */
+function freshSettings(): Record<string, string> {
+  const suffix = randomUUID().replaceAll('-', '').slice(0, 12);
+  return {
+    SCALE_SERVICE_URL: serviceUrl(),
+    SCALE_TOPIC: uniqueTopic('schedule-instances'),
+    SCALE_DATABASE_URL: postgresUrl(),
+    SCALE_OUTBOX_TABLE: `outbox_${suffix}`,
+    SCALE_SCHEDULE_TABLE: `schedules_${suffix}`,
+    SCALE_SCHEDULE_ID: `every-second-${suffix}`,
+  };
+}
+let settings = freshSettings();
 
 type Instance = ScaleInstance<ScheduleRecord>;
 const running: Instance[] = [];
@@ -55,9 +59,30 @@ async function rollingRestart(): Promise<void> {
   }
 }
 
-afterAll(async () => {
-  await Promise.all(running.map((instance) => instance.kill()));
+beforeEach(() => {
+  settings = freshSettings();
+  all.length = 0;
+  events.length = 0;
 });
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((instance) => instance.kill()));
+});
+
+/** Every tick in the test's outbox table, with how many rows it has, oldest first. */
+async function outboxTicks(): Promise<Array<{ tick: string; n: number }>> {
+  const pool = newPool('bq-schedule-instances', 1);
+  try {
+    const { rows } = await pool.query<{ tick: string; n: number }>(
+      `SELECT headers->>'${SCHEDULE_PROPERTIES.tick}' AS tick, count(*)::int AS n
+         FROM ${settings.SCALE_OUTBOX_TABLE} GROUP BY 1 ORDER BY 1`,
+    );
+    return rows;
+  } finally {
+    await pool.end();
+  }
+}
+
+const handled = () => all.flatMap((instance) => instance.deliveries());
 
 test('a schedule every second for 120 s on 3 instances, two rolling restarts and a kill -9: exactly 120 firings', async () => {
   await Promise.all([start(), start(), start()]);
@@ -78,7 +103,6 @@ test('a schedule every second for 120 s on 3 instances, two rolling restarts and
   await until(WINDOW_TICKS * 1000);
   note('window closed');
 
-  const handled = () => all.flatMap((instance) => instance.deliveries());
   const windowTick = (tick: string) => Date.parse(tick) >= windowStart && Date.parse(tick) < windowEnd;
   await waitFor(
     'every tick of the window handled',
@@ -92,13 +116,7 @@ test('a schedule every second for 120 s on 3 instances, two rolling restarts and
   );
   await Promise.all(running.splice(0).map((instance) => instance.stop()));
 
-  const pool = newPool('bq-schedule-instances', 1);
-  const { rows } = await pool
-    .query<{ tick: string; n: number }>(
-      `SELECT headers->>'${SCHEDULE_PROPERTIES.tick}' AS tick, count(*)::int AS n
-         FROM ${settings.SCALE_OUTBOX_TABLE} GROUP BY 1 ORDER BY 1`,
-    )
-    .finally(() => pool.end());
+  const rows = await outboxTicks();
   // Firings: one outbox row per tick, every second from the first to the last, 120 of them in the window.
   expect(rows.filter((row) => row.n !== 1)).toEqual([]);
   const ticks = rows.map((row) => Date.parse(row.tick));
@@ -139,4 +157,35 @@ test('a schedule every second for 120 s on 3 instances, two rolling restarts and
   console.log([`[schedules] ${JSON.stringify(figures)}`, ...events].join('\n  '));
   fs.mkdirSync('test-results', { recursive: true });
   fs.appendFileSync('test-results/schedule-figures.jsonl', `${JSON.stringify(figures)}\n`);
+});
+
+test('every instance down for longer than missedAfterMs: the missed ticks fire once together (missed: once)', async () => {
+  await Promise.all([start(), start()]);
+  await waitFor('a few ticks handled', () => handled().length >= 3, 30_000);
+  await Promise.all(running.splice(0).map((instance) => instance.kill())); // a full outage
+  const downAt = Date.now();
+  await sleep(15_000);
+  await start(); // takes a few seconds more to start dispatching
+  await waitFor('ticks after the outage', () => handled().some((d) => Date.parse(d.tick) > downAt + 15_000), 60_000);
+  await sleep(3000);
+  await Promise.all(running.splice(0).map((instance) => instance.stop()));
+
+  const rows = await outboxTicks();
+  expect(rows.filter((row) => row.n !== 1)).toEqual([]);
+  const ticks = rows.map((row) => Date.parse(row.tick));
+  // One jump: from the last tick before the outage to the one message for every tick missed (older than
+  // missedAfterMs, 10 s, when the first pass ran again); then the recent ones each, every second.
+  const jumps = ticks.slice(1).flatMap((tick, index) => (tick - ticks[index]! > 1000 ? [[ticks[index]!, tick]] : []));
+  expect(jumps).toHaveLength(1);
+  const [before, collapsed] = jumps[0]!;
+  expect(before).toBeLessThanOrEqual(downAt);
+  expect(collapsed - before).toBeGreaterThan(1000);
+  expect(ticks.filter((tick) => tick > downAt).length).toBeLessThan((ticks.at(-1)! - downAt) / 1000);
+  const ids = new Map<string, Set<string>>();
+  for (const d of handled()) ids.set(d.tick, (ids.get(d.tick) ?? new Set()).add(d.messageId));
+  expect([...ids.values()].filter((set) => set.size !== 1)).toEqual([]);
+  console.log(
+    `[schedules] every instance killed at ${new Date(downAt).toISOString()}, one started 15 s later: last tick ` +
+      `before ${new Date(before).toISOString()}, one message for the missed ones at ${new Date(collapsed).toISOString()}`,
+  );
 });
