@@ -170,12 +170,19 @@ export class InMemorySchedules {
   }
 
   /**
-   * Holds a message written to the outbox with a time (BabelOutbox.write with `at` / `delay`) until advance()
-   * passes it; one due already is stored at once.
+   * Holds a message written to the outbox (BabelOutbox.write) until advance() passes its time (`at` / `delay`);
+   * one due already is stored at once, or on a later advance() while the broker is unavailable.
    */
   hold(topic: string, message: PulsarProducerMessage, due: Date): void {
-    if (due.getTime() <= this.clock.now()) this.store(topic, message);
-    else this.held.push({ topic, message, due: due.getTime() });
+    if (due.getTime() <= this.clock.now()) {
+      try {
+        this.store(topic, message);
+        return;
+      } catch {
+        // the broker is down (setAvailable(false)): the message waits, as a row waits in the outbox
+      }
+    }
+    this.held.push({ topic, message, due: due.getTime() });
   }
 
   private checked(

@@ -190,3 +190,19 @@ it('declaring again under the kit keeps the next tick; a changed cron moves it; 
     await app.close();
   }
 });
+
+it('what is written while the kit’s broker is unavailable waits, as a row waits in the outbox', async () => {
+  const { pulsar, app, outbox } = await start();
+  try {
+    pulsar.setAvailable(false);
+    await outbox.write(transaction, PLACED, { order_id: 4 });
+    pulsar.setAvailable(true);
+    await settle();
+    expect(seen).toEqual([]);
+    pulsar.advance(0);
+    await settle();
+    expect(seen).toEqual([{ urn: PLACED, data: { order_id: 4 } }]);
+  } finally {
+    await app.close();
+  }
+});
