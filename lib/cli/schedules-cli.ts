@@ -1,22 +1,22 @@
 // `babelqueue-pulsar schedules list|cancel|run-now`: the stored schedules (docs/scheduling.md), listed, cancelled
 // or made due now. Talks to PostgreSQL only, never to the broker.
-import { parseArgs } from 'node:util';
 import { errorText } from '../envelope/error-text.js';
+import type { OutboxPool } from '../outbox/relay-store.js';
 import { cancelSchedule, listSchedules, runScheduleNow } from '../outbox/schedule-store.js';
 import { DEFAULT_SCHEDULE_TABLE } from '../outbox/schedule-table.js';
 import type { OutboxSqlRunner } from '../outbox/sql.js';
-import { checkOutboxTable } from '../outbox/table.js';
 import { checkInstant } from '../schedule/index.js';
 import { quoted, terminalJson } from '../text/untrusted-text.js';
+import {
+  CODES,
+  databaseSettings,
+  parseDatabaseArgs,
+  runDatabaseCommand,
+  UsageError,
+  type DatabaseSettings,
+  type Output,
+} from './database-command.js';
 import { formatAge } from './format.js';
-import { openPool, unreachable } from './outbox-cli.js';
-
-interface Output {
-  out(line: string): void;
-  err(line: string): void;
-}
-
-const CODES = { ok: 0, failed: 1, usage: 2, unreachable: 3 } as const;
 
 export const SCHEDULES_USAGE = `usage: babelqueue-pulsar schedules list [--urn <urn>] [--before <time>] [--max <n>] [options]
        babelqueue-pulsar schedules cancel --id <schedule id>... [options]
@@ -38,56 +38,32 @@ run-now   the schedules with these ids are due now: the next dispatcher pass fir
 
 exit codes: 0 ok, 1 the query failed or an id was not pending, 2 usage error, 3 cannot reach the database`;
 
-class UsageError extends Error {}
-
-interface SchedulesRequest {
+interface SchedulesRequest extends DatabaseSettings {
   action: 'list' | 'cancel' | 'run-now';
-  table: string;
-  databaseUrl: string;
-  max: number;
   ids: string[];
   urn?: string;
   before?: Date;
-  json: boolean;
 }
 
 function parseSchedulesRequest(args: readonly string[], env: NodeJS.ProcessEnv): SchedulesRequest | 'help' {
-  const [action, ...rest] = args;
-  if (action === undefined || action === '--help' || action === '-h' || action === 'help') return 'help';
-  if (action !== 'list' && action !== 'cancel' && action !== 'run-now') {
-    throw new UsageError(`unknown schedules command ${JSON.stringify(action)} (list, cancel or run-now)`);
-  }
-  const { values } = parseArgs({
-    args: [...rest],
-    strict: true,
-    allowPositionals: false,
-    options: {
+  const parsed = parseDatabaseArgs(
+    'schedules',
+    args,
+    ['list', 'cancel', 'run-now'] as const,
+    {
       id: { type: 'string', multiple: true },
       urn: { type: 'string' },
       before: { type: 'string' },
-      max: { type: 'string' },
-      table: { type: 'string' },
-      'database-url': { type: 'string' },
-      json: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) return 'help';
-  const databaseUrl = values['database-url'] ?? env.BABELQUEUE_OUTBOX_DATABASE_URL ?? env.DATABASE_URL;
-  if (!databaseUrl?.trim()) {
-    throw new UsageError('no database: pass --database-url or set BABELQUEUE_OUTBOX_DATABASE_URL or DATABASE_URL');
-  }
-  let table: string;
+    } as const,
+  );
+  if (parsed === 'help') return 'help';
+  const { action, values } = parsed;
+  const settings = databaseSettings(values, env, DEFAULT_SCHEDULE_TABLE);
   let before: Date | undefined;
   try {
-    table = checkOutboxTable(values.table ?? DEFAULT_SCHEDULE_TABLE, '--table');
     before = values.before === undefined ? undefined : checkInstant(values.before, '--before');
   } catch (error) {
     throw new UsageError(errorText(error));
-  }
-  const max = values.max === undefined ? 100 : Number(values.max);
-  if (!/^\s*[0-9]+\s*$/.test(values.max ?? '1') || max < 1) {
-    throw new UsageError(`--max must be a positive whole number, got ${JSON.stringify(values.max)}`);
   }
   const ids = (values.id ?? []).map((id) => id.trim());
   if (ids.some((id) => id === '')) throw new UsageError('--id must not be blank');
@@ -100,13 +76,10 @@ function parseSchedulesRequest(args: readonly string[], env: NodeJS.ProcessEnv):
   if (urn === '') throw new UsageError('--urn must not be blank');
   return {
     action,
-    table,
-    databaseUrl: databaseUrl.trim(),
-    max,
+    ...settings,
     ids,
     ...(urn !== undefined && { urn }),
     ...(before !== undefined && { before }),
-    json: values.json === true,
   };
 }
 
@@ -150,41 +123,17 @@ async function runAction(request: SchedulesRequest, runner: OutboxSqlRunner, out
 }
 
 /** `babelqueue-pulsar schedules …`; resolves to the exit code. */
-export async function runSchedulesCli(
-  args: readonly string[],
-  output: Output,
-  env: NodeJS.ProcessEnv,
-): Promise<number> {
-  let request: SchedulesRequest | 'help';
-  try {
-    request = parseSchedulesRequest(args, env);
-  } catch (error) {
-    output.err(`babelqueue-pulsar schedules: ${errorText(error)}\n\n${SCHEDULES_USAGE}`);
-    return CODES.usage;
-  }
-  if (request === 'help') {
-    output.out(SCHEDULES_USAGE);
-    return CODES.ok;
-  }
-  let pool: Awaited<ReturnType<typeof openPool>>;
-  try {
-    pool = await openPool(request.databaseUrl);
-  } catch (error) {
-    output.err(`babelqueue-pulsar schedules: the pg package is needed (npm install pg): ${errorText(error)}`);
-    return CODES.failed;
-  }
-  try {
-    // A pg Pool runs each statement on a connection of its own: every command here is one statement per id.
-    return await runAction(request, pool as unknown as OutboxSqlRunner, output);
-  } catch (error) {
-    const text = errorText(error);
-    if (unreachable(error)) {
-      output.err(`babelqueue-pulsar schedules ${request.action}: cannot reach the database: ${text}`);
-      return CODES.unreachable;
-    }
-    output.err(`babelqueue-pulsar schedules ${request.action}: ${text}`);
-    return CODES.failed;
-  } finally {
-    await pool.end().catch(() => undefined);
-  }
+export function runSchedulesCli(args: readonly string[], output: Output, env: NodeJS.ProcessEnv): Promise<number> {
+  return runDatabaseCommand(
+    {
+      name: 'schedules',
+      usage: SCHEDULES_USAGE,
+      parse: parseSchedulesRequest,
+      // A pg Pool runs each statement on a connection of its own: every command here is one statement per id.
+      run: (request, pool: OutboxPool, out) => runAction(request, pool as unknown as OutboxSqlRunner, out),
+    },
+    args,
+    output,
+    env,
+  );
 }

@@ -1,5 +1,5 @@
 import { BabelQueueError } from '../envelope/index.js';
-import type { OutboxPool } from '../outbox/relay-store.js';
+import { withConnection, type OutboxPool } from '../outbox/relay-store.js';
 import { listSchedules } from '../outbox/schedule-store.js';
 import { DEFAULT_SCHEDULE_TABLE } from '../outbox/schedule-table.js';
 import { checkOutboxTable } from '../outbox/table.js';
@@ -32,18 +32,12 @@ export class DashboardSchedules {
   }
 
   /** Pending schedules, soonest first (of one URN when given). */
-  async upcoming(urn?: string): Promise<ScheduledMessage[]> {
-    const connection = await this.options.pool.connect();
-    const dropped = () => undefined; // a dropped connection surfaces as the query's rejection
-    connection.on?.('error', dropped);
-    try {
-      return await listSchedules(connection, this.table, {
+  upcoming(urn?: string): Promise<ScheduledMessage[]> {
+    return withConnection(this.options.pool, (connection) =>
+      listSchedules(connection, this.table, {
         limit: this.limit,
         ...(urn !== undefined && urn.trim() !== '' && { urn }),
-      });
-    } finally {
-      connection.off?.('error', dropped);
-      connection.release();
-    }
+      }),
+    );
   }
 }

@@ -1,5 +1,5 @@
 import { BabelQueueError } from '../envelope/index.js';
-import type { OutboxPool, OutboxPoolClient } from './relay-store.js';
+import { withConnection, type OutboxPool } from './relay-store.js';
 import { runSql } from './sql.js';
 import { checkOutboxTable } from './table.js';
 
@@ -40,18 +40,6 @@ interface RawParked {
   last_error: string | null;
   created_at: Date;
   parked_at: Date;
-}
-
-async function withConnection<T>(pool: OutboxPool, work: (connection: OutboxPoolClient) => Promise<T>): Promise<T> {
-  const connection = await pool.connect();
-  const dropped = () => undefined; // a dropped connection surfaces as the query's rejection
-  connection.on?.('error', dropped);
-  try {
-    return await work(connection);
-  } finally {
-    connection.off?.('error', dropped);
-    connection.release();
-  }
 }
 
 /** The parked rows of `table`, oldest first (at most `limit`, default 100), and how many there are. */

@@ -15,6 +15,22 @@ export interface OutboxPool {
   connect(): Promise<OutboxPoolClient>;
 }
 
+/** Runs `work` on a connection of `pool`, given back afterwards. */
+export async function withConnection<T>(
+  pool: OutboxPool,
+  work: (connection: OutboxPoolClient) => Promise<T>,
+): Promise<T> {
+  const connection = await pool.connect();
+  const dropped = () => undefined; // a dropped connection surfaces as the query's rejection
+  connection.on?.('error', dropped);
+  try {
+    return await work(connection);
+  } finally {
+    connection.off?.('error', dropped);
+    connection.release();
+  }
+}
+
 /** One pending row, claimed (locked) by the relay's transaction. */
 export interface OutboxRow {
   seq: string;
@@ -71,20 +87,16 @@ function stringHeaders(headers: unknown): Record<string, string> {
  * Whether the table has the `headers` column (outboxHeadersMigrationSql): a table created before it existed has
  * not, and the relay then claims without it.
  */
-export async function outboxHasHeaders(pool: OutboxPool, table: string): Promise<boolean> {
-  const connection = await pool.connect();
-  const dropped = () => undefined;
-  connection.on?.('error', dropped);
-  try {
-    await connection.query(`SELECT headers FROM ${table} WHERE false`);
-    return true;
-  } catch (error) {
-    if ((error as { code?: unknown } | null)?.code !== UNDEFINED_COLUMN) throw error;
-    return false;
-  } finally {
-    connection.off?.('error', dropped);
-    connection.release();
-  }
+export function outboxHasHeaders(pool: OutboxPool, table: string): Promise<boolean> {
+  return withConnection(pool, async (connection) => {
+    try {
+      await connection.query(`SELECT headers FROM ${table} WHERE false`);
+      return true;
+    } catch (error) {
+      if ((error as { code?: unknown } | null)?.code !== UNDEFINED_COLUMN) throw error;
+      return false;
+    }
+  });
 }
 
 /**

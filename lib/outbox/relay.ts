@@ -18,6 +18,7 @@ import { claimOutboxRows, outboxHasHeaders, type OutboxClaim, type OutboxRow } f
 import { outboxRelayOptionTable, type OutboxRelayLogger, type OutboxRelayOptions } from './relay-options.js';
 import { checkedRowProperties } from './row-check.js';
 import { checkOutboxTable, outboxParkingMigrationSql } from './table.js';
+import { PassLoop } from './pass-loop.js';
 
 export type { OutboxRelayOptions } from './relay-options.js';
 
@@ -96,10 +97,7 @@ export class OutboxRelay {
   private readonly broker = new OutageWatch(OUTAGE_QUIET_MS);
   private readonly database = new OutageWatch(0);
   private readonly counts = { published: 0, failed: 0, parked: 0 };
-  private pass: Promise<PassOutcome> | null = null;
-  private loop: Promise<void> | null = null;
-  private running = false;
-  private wakeUp: (() => void) | null = null;
+  private readonly passes: PassLoop<PassOutcome>;
   /** The last pass failed every row it tried because of the broker: the next one tries a single row. */
   private probing = false;
   private parkable: boolean | null = null;
@@ -130,16 +128,21 @@ export class OutboxRelay {
     this.parkAfterAttempts = tuning.parkAfterAttempts;
     this.metricsEnabled = tuning.metrics;
     this.logger = options.logger ?? new Logger('OutboxRelay');
+    this.passes = new PassLoop(
+      () => this.trackedPass(),
+      (outcome) => outcome.claimed === outcome.limit && outcome.brokerFailures === 0,
+      this.pollIntervalMs,
+    );
   }
 
   /** True between start() and stop(). */
   get started(): boolean {
-    return this.running;
+    return this.passes.started;
   }
 
   /** One pass: claims, publishes and marks at most one batch. Passes of one relay never overlap. */
   async flush(): Promise<OutboxRelayResult> {
-    return (await this.nextPass()).result;
+    return (await this.passes.next()).result;
   }
 
   /** Passes until one publishes nothing (the outbox is empty, or only failing rows are left). */
@@ -157,28 +160,23 @@ export class OutboxRelay {
 
   /** Runs passes in the background until stop(): back to back while batches are full, else every pollIntervalMs. */
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loop = this.run();
+    this.passes.start();
   }
 
   /** Asks a sleeping background loop for a pass now (e.g. right after a commit that wrote to the outbox). */
   wake(): void {
-    this.wakeUp?.();
+    this.passes.wake();
   }
 
   /** Stops the background loop after the pass under way (its rows are marked before this resolves). */
-  async stop(): Promise<void> {
-    this.running = false;
-    this.wakeUp?.();
-    await this.loop;
-    await this.pass?.catch(() => undefined);
+  stop(): Promise<void> {
+    return this.passes.stop();
   }
 
   /** Counters since creation and the outage under way, if any. */
   describe(): OutboxRelayState {
     return {
-      running: this.running,
+      running: this.passes.started,
       brokerFailingSince: this.broker.failingSince,
       databaseFailingSince: this.database.failingSince,
       lastError: this.broker.firstError ?? this.database.firstError,
@@ -200,39 +198,6 @@ export class OutboxRelay {
     const ids = await requeueParkedOutboxRows(this.options.pool, { ...selection, table: this.table });
     if (ids.length > 0) this.wake();
     return ids;
-  }
-
-  private nextPass(): Promise<PassOutcome> {
-    const previous = this.pass ?? Promise.resolve(undefined);
-    const next = previous.catch(() => undefined).then(() => this.trackedPass());
-    this.pass = next;
-    return next;
-  }
-
-  private async run(): Promise<void> {
-    while (this.running) {
-      let busy = false;
-      try {
-        const outcome = await this.nextPass();
-        busy = outcome.claimed === outcome.limit && outcome.brokerFailures === 0;
-      } catch {
-        // reported by trackedPass, once per outage
-      }
-      if (this.running && !busy) await this.sleep(this.pollIntervalMs);
-    }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | undefined = undefined;
-      const done = () => {
-        clearTimeout(timer);
-        this.wakeUp = null;
-        resolve();
-      };
-      timer = setTimeout(done, ms);
-      this.wakeUp = done;
-    });
   }
 
   /** A pass, with a failing database reported once when it starts failing and once when it answers again. */

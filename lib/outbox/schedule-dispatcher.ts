@@ -9,6 +9,7 @@ import { scheduleDispatcherOptionTable, type ScheduleDispatcherOptions } from '.
 import { DEFAULT_SCHEDULE_TABLE } from './schedule-table.js';
 import type { OutboxRelayLogger } from './relay-options.js';
 import { checkOutboxTable } from './table.js';
+import { PassLoop } from './pass-loop.js';
 
 /** A recurring schedule fires at most this many ticks per pass (policy `all` after a long outage): the rest next pass. */
 const MAX_FIRINGS_PER_SCHEDULE = 100;
@@ -46,10 +47,7 @@ export class ScheduleDispatcher {
   private readonly missedAfterMs: number;
   private readonly metricsEnabled: boolean;
   private readonly logger: OutboxRelayLogger;
-  private pass: Promise<ScheduleDispatchResult> | null = null;
-  private loop: Promise<void> | null = null;
-  private running = false;
-  private wakeUp: (() => void) | null = null;
+  private readonly passes: PassLoop<ScheduleDispatchResult>;
   private failingSince: number | null = null;
   private lastError: string | null = null;
   private fired = 0;
@@ -76,14 +74,16 @@ export class ScheduleDispatcher {
     this.missedAfterMs = tuning.missedAfterMs;
     this.metricsEnabled = tuning.metrics;
     this.logger = options.logger ?? new Logger('ScheduleDispatcher');
+    this.passes = new PassLoop(
+      () => this.trackedPass(),
+      (result) => result.claimed >= this.batchSize,
+      this.pollIntervalMs,
+    );
   }
 
   /** One pass: fires what is due, up to `batchSize` schedules. Passes of one dispatcher never overlap. */
   flush(): Promise<ScheduleDispatchResult> {
-    const previous = this.pass ?? Promise.resolve(undefined);
-    const next = previous.catch(() => undefined).then(() => this.trackedPass());
-    this.pass = next;
-    return next;
+    return this.passes.next();
   }
 
   /** Passes until one claims less than a full batch. */
@@ -99,52 +99,22 @@ export class ScheduleDispatcher {
 
   /** Runs passes in the background until stop(). */
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loop = this.run();
+    this.passes.start();
   }
 
   /** Stops after the pass under way (its firings committed or rolled back before this resolves). */
-  async stop(): Promise<void> {
-    this.running = false;
-    this.wakeUp?.();
-    await this.loop;
-    await this.pass?.catch(() => undefined);
+  stop(): Promise<void> {
+    return this.passes.stop();
   }
 
   describe(): ScheduleDispatcherState {
     return {
-      running: this.running,
+      running: this.passes.started,
       failingSince: this.failingSince,
       lastError: this.lastError,
       fired: this.fired,
       lastLatenessMs: this.lastLatenessMs,
     };
-  }
-
-  private async run(): Promise<void> {
-    while (this.running) {
-      let busy = false;
-      try {
-        busy = (await this.flush()).claimed >= this.batchSize;
-      } catch {
-        // reported by trackedPass, once per outage
-      }
-      if (this.running && !busy) await this.sleep(this.pollIntervalMs);
-    }
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | undefined = undefined;
-      const done = () => {
-        clearTimeout(timer);
-        this.wakeUp = null;
-        resolve();
-      };
-      timer = setTimeout(done, ms);
-      this.wakeUp = done;
-    });
   }
 
   private async trackedPass(): Promise<ScheduleDispatchResult> {

@@ -66,6 +66,24 @@ function toScheduledMessage(row: RawSchedule): ScheduledMessage {
   };
 }
 
+/** The values of a new row, in the column order of the INSERTs below ($1 … $10). */
+function rowValues(schedule: NewSchedule): unknown[] {
+  const { timing } = schedule;
+  const cron = timing.kind === 'cron' ? timing : null;
+  return [
+    schedule.id,
+    schedule.urn,
+    schedule.topic,
+    schedule.key,
+    schedule.traceId,
+    schedule.data,
+    cron?.cron ?? null,
+    cron?.tz ?? null,
+    cron?.missed ?? null,
+    timing.firstTick,
+  ];
+}
+
 /**
  * Stores a schedule on the caller's runner (inside its transaction when it has one). The same id again is the
  * same schedule: nothing is written and the stored one's handle comes back with `created: false`.
@@ -75,25 +93,12 @@ export async function insertSchedule(
   table: string,
   schedule: NewSchedule,
 ): Promise<ScheduleHandle> {
-  const { timing } = schedule;
-  const cron = timing.kind === 'cron' ? timing : null;
   const inserted = (await runSql(
     runner,
     `INSERT INTO ${table} (id, urn, topic, partition_key, trace_id, data, cron, time_zone, missed, next_tick)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
        ON CONFLICT (id) DO NOTHING RETURNING next_tick`,
-    [
-      schedule.id,
-      schedule.urn,
-      schedule.topic,
-      schedule.key,
-      schedule.traceId,
-      schedule.data,
-      cron?.cron ?? null,
-      cron?.tz ?? null,
-      cron?.missed ?? null,
-      timing.firstTick,
-    ],
+    rowValues(schedule),
   )) as Array<{ next_tick: Date | null }>;
   if (inserted.length > 0) return { id: schedule.id, created: true, nextTick: inserted[0]!.next_tick };
   const existing = (await runSql(runner, `SELECT next_tick FROM ${table} WHERE id = $1`, [schedule.id])) as Array<{
@@ -191,18 +196,7 @@ export async function declareSchedule(
                          AND (s.cron IS DISTINCT FROM EXCLUDED.cron OR s.time_zone IS DISTINCT FROM EXCLUDED.time_zone)
                         THEN EXCLUDED.next_tick ELSE s.next_tick END
      RETURNING next_tick, (xmax = 0) AS created`,
-    [
-      schedule.id,
-      schedule.urn,
-      schedule.topic,
-      schedule.key,
-      schedule.traceId,
-      schedule.data,
-      timing.cron,
-      timing.tz,
-      timing.missed,
-      timing.firstTick,
-    ],
+    rowValues(schedule),
   )) as Array<{ next_tick: Date | null; created: boolean }>;
   return { id: schedule.id, created: rows[0]?.created === true, nextTick: rows[0]?.next_tick ?? null };
 }

@@ -17,6 +17,8 @@ import {
   type ScheduleTiming,
 } from '../schedule/index.js';
 import { isUrnContract, type UrnContract } from '../schema/urn-contract.js';
+import type { BabelOutbox, BabelOutboxOptions } from '../outbox/outbox.js';
+import { InMemoryOutbox } from './in-memory-outbox.js';
 import type { TestClock } from './test-clock.js';
 
 interface KitSchedule {
@@ -45,6 +47,8 @@ const MAX_TICKS_PER_ADVANCE = 100_000;
  */
 export class InMemorySchedules {
   private readonly schedules = new Map<string, KitSchedule>();
+  /** Outbox messages written with a time, waiting for the clock. */
+  private held: Array<{ topic: string; message: PulsarProducerMessage; due: number }> = [];
 
   constructor(
     private readonly clock: TestClock,
@@ -61,9 +65,28 @@ export class InMemorySchedules {
     };
   }
 
+  /** The module's BabelOutbox under the kit: schedules and writes in memory, no database (InMemoryOutbox). */
+  outbox(options: BabelOutboxOptions): BabelOutbox {
+    return new InMemoryOutbox(this, this.clock, options);
+  }
+
   /** Fires every schedule whose ticks the clock has passed, oldest first (advance() calls it). */
   fireDue(): void {
     const now = this.clock.now();
+    const due = this.held.filter((entry) => entry.due <= now).sort((a, b) => a.due - b.due);
+    this.held = this.held.filter((entry) => entry.due > now);
+    for (const [index, entry] of due.entries()) {
+      try {
+        this.store(entry.topic, entry.message);
+      } catch {
+        this.held.push(...due.slice(index)); // the broker is down: they wait, as rows wait in the outbox
+        break;
+      }
+    }
+    this.fireDueSchedules(now);
+  }
+
+  private fireDueSchedules(now: number): void {
     const due = [...this.schedules.values()]
       .filter((schedule) => schedule.nextTick !== null && schedule.nextTick.getTime() <= now)
       .sort((a, b) => a.nextTick!.getTime() - b.nextTick!.getTime());
@@ -96,12 +119,78 @@ export class InMemorySchedules {
     schedule.lastTick = tick;
   }
 
-  private schedule(
+  /** Stores a schedule, as BabelOutbox.schedule() would (the same id again is the same schedule). */
+  schedule(
     urnOrContract: string | UrnContract<object>,
     data: object,
     options: ScheduleOptions,
     defaultTopic: string | undefined,
   ): ScheduleHandle {
+    const schedule = this.checked(urnOrContract, data, options, defaultTopic);
+    const existing = this.schedules.get(schedule.id);
+    if (existing) return { id: existing.id, created: false, nextTick: existing.nextTick };
+    this.schedules.set(schedule.id, schedule);
+    return { id: schedule.id, created: true, nextTick: schedule.nextTick };
+  }
+
+  /**
+   * Stores a recurring schedule declared in code, or brings the stored one up to date as
+   * BabelOutbox.declareSchedule() does: URN, topic, key and data always; the next tick only when the cron or time
+   * zone changed; a cancelled one stays cancelled.
+   */
+  declare(urn: string, data: object, options: ScheduleOptions, defaultTopic: string | undefined): ScheduleHandle {
+    if (options?.cron === undefined || options.id === undefined) {
+      throw new BabelQueueError('a declared schedule needs options.id and options.cron');
+    }
+    const declared = this.checked(urn, data, options, defaultTopic);
+    const existing = this.schedules.get(declared.id);
+    if (!existing) {
+      this.schedules.set(declared.id, declared);
+      return { id: declared.id, created: true, nextTick: declared.nextTick };
+    }
+    const moved = !sameExpression(existing.timing, declared.timing);
+    Object.assign(existing, {
+      urn: declared.urn,
+      topic: declared.topic,
+      key: declared.key,
+      traceId: declared.traceId,
+      data: declared.data,
+      timing: declared.timing,
+      ...(moved && existing.cancelledAt === null && { nextTick: declared.nextTick }),
+    });
+    return { id: existing.id, created: false, nextTick: existing.nextTick };
+  }
+
+  /** Makes a pending schedule due now: the next advance() fires it (a recurring one then goes on from now). */
+  runNow(id: string): boolean {
+    const schedule = this.schedules.get(checkScheduleId(id, 'id'));
+    if (!schedule || schedule.nextTick === null) return false;
+    schedule.nextTick = new Date(this.clock.now());
+    return true;
+  }
+
+  /**
+   * Holds a message written to the outbox (BabelOutbox.write) until advance() passes its time (`at` / `delay`);
+   * one due already is stored at once, or on a later advance() while the broker is unavailable.
+   */
+  hold(topic: string, message: PulsarProducerMessage, due: Date): void {
+    if (due.getTime() <= this.clock.now()) {
+      try {
+        this.store(topic, message);
+        return;
+      } catch {
+        // the broker is down (setAvailable(false)): the message waits, as a row waits in the outbox
+      }
+    }
+    this.held.push({ topic, message, due: due.getTime() });
+  }
+
+  private checked(
+    urnOrContract: string | UrnContract<object>,
+    data: object,
+    options: ScheduleOptions,
+    defaultTopic: string | undefined,
+  ): KitSchedule {
     const urn = isUrnContract(urnOrContract) ? urnOrContract.urn : urnOrContract;
     if (!isMessageData(data)) throw new BabelQueueError('schedule data must be a plain object (use {} for none)');
     const refused = urnProblem(urn) ?? lossyDataProblem(data);
@@ -109,11 +198,8 @@ export class InMemorySchedules {
     const topic = options?.topic ?? defaultTopic;
     if (topic === undefined) throw new BabelQueueError('schedule needs a topic: pass { topic } or configure one');
     const timing = checkScheduleTiming(options, new Date(this.clock.now()));
-    const id = options.id === undefined ? randomUUID() : checkScheduleId(options.id);
-    const existing = this.schedules.get(id);
-    if (existing) return { id, created: false, nextTick: existing.nextTick };
-    this.schedules.set(id, {
-      id,
+    return {
+      id: options.id === undefined ? randomUUID() : checkScheduleId(options.id),
       urn,
       topic,
       key: options.key ?? null,
@@ -125,11 +211,11 @@ export class InMemorySchedules {
       lastTick: null,
       createdAt: new Date(this.clock.now()),
       cancelledAt: null,
-    });
-    return { id, created: true, nextTick: timing.firstTick };
+    };
   }
 
-  private cancel(id: string): boolean {
+  /** Cancels a pending schedule: true when it was pending. */
+  cancel(id: string): boolean {
     const schedule = this.schedules.get(checkScheduleId(id, 'id'));
     if (!schedule || schedule.nextTick === null) return false;
     schedule.nextTick = null;
@@ -137,12 +223,14 @@ export class InMemorySchedules {
     return true;
   }
 
-  private get(id: string): ScheduledMessage | null {
+  /** One schedule, whatever its state; null when there is none. */
+  get(id: string): ScheduledMessage | null {
     const schedule = this.schedules.get(checkScheduleId(id, 'id'));
     return schedule ? view(schedule) : null;
   }
 
-  private list(query: ScheduleListQuery = {}): ScheduledMessage[] {
+  /** Pending schedules, soonest first. */
+  list(query: ScheduleListQuery = {}): ScheduledMessage[] {
     const before = query.before === undefined ? undefined : checkInstant(query.before, 'before').getTime();
     return [...this.schedules.values()]
       .filter((s) => s.nextTick !== null && (query.urn === undefined || s.urn === query.urn))
@@ -151,6 +239,10 @@ export class InMemorySchedules {
       .slice(0, query.limit ?? 100)
       .map(view);
   }
+}
+
+function sameExpression(a: ScheduleTiming, b: ScheduleTiming): boolean {
+  return a.kind === 'cron' && b.kind === 'cron' && a.cron === b.cron && a.tz === b.tz;
 }
 
 function view(schedule: KitSchedule): ScheduledMessage {

@@ -1,11 +1,11 @@
-import type { ScaleDelivery, ScaleRecord, ScaleTick } from '../../test/support/scale/records.js';
+import type { ScaleRecord, ScaleTick } from '../../test/support/scale/records.js';
 
-export interface ScaleInstance {
+export interface ScaleInstance<R extends { t: string } = ScaleRecord> {
   name: string;
-  records: ScaleRecord[];
+  records: R[];
   errors: string[];
   pid: number;
-  deliveries(): ScaleDelivery[];
+  deliveries(): Exclude<R, { t: 'ready' }>[];
   kill(): Promise<number | string>;
   stop(): Promise<number | string>;
 }
@@ -29,6 +29,13 @@ export declare function startInstance(
   env: Record<string, string>,
   timeoutMs?: number,
 ): Promise<ScaleInstance>;
+/** Starts another instance program (a path) that reports its own records, with a `ready` one once listening. */
+export declare function startInstance<R extends { t: string }>(
+  name: string,
+  env: Record<string, string>,
+  timeoutMs: number | undefined,
+  app: string,
+): Promise<ScaleInstance<R>>;
 export declare function startInstances(count: number, env: Record<string, string>): Promise<ScaleInstance[]>;
 export declare function ticks(keys: number, perKey: number): ScaleTick[];
 export declare function analyse(instances: ScaleInstance[], published: ScaleTick[]): ScaleSummary;

@@ -27,10 +27,11 @@ export async function deletePartitionedTopic(webUrl, topic) {
 
 /**
  * Starts one instance: `env` gives SCALE_SERVICE_URL, SCALE_TOPIC and the optional SCALE_* settings of
- * instance.ts. Resolves once its server is listening.
+ * instance.ts (or of `app`, another instance program that reports JSON lines the same way). Resolves once its
+ * server is listening.
  */
-export async function startInstance(name, env, timeoutMs = 90_000) {
-  const child = spawn(process.execPath, ['--import', TS_REGISTER, INSTANCE_APP], {
+export async function startInstance(name, env, timeoutMs = 90_000, app = INSTANCE_APP) {
+  const child = spawn(process.execPath, ['--import', TS_REGISTER, app], {
     cwd: root,
     env: { ...process.env, ...env, SCALE_INSTANCE: name },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -11,6 +11,8 @@ import {
   type BabelQueueModuleOptions,
   type SettledEvent,
 } from '../../lib/index.js';
+import { Test } from '@nestjs/testing';
+import { InMemoryPulsar, useInMemoryPulsar } from '../../lib/testing/index.js';
 import { isPlainClient, serviceUrl } from './broker.js';
 
 export interface RunningService {
@@ -100,3 +102,12 @@ export async function startService(
 }
 
 export const quietLogger = { log: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
+
+/** An app module started under the testing kit (useInMemoryPulsar), as docs/testing.md shows: no broker. */
+export async function startUnderKit(appModule: Type): Promise<{ pulsar: InMemoryPulsar; app: INestMicroservice }> {
+  const pulsar = new InMemoryPulsar();
+  const moduleRef = await useInMemoryPulsar(Test.createTestingModule({ imports: [appModule] }), pulsar).compile();
+  const app = moduleRef.createNestMicroservice({ strategy: moduleRef.get(BabelPulsarServer), logger: false });
+  await app.listen();
+  return { pulsar, app };
+}

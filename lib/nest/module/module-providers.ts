@@ -42,7 +42,7 @@ import {
 import { BabelQueueStartupCheck } from './startup-check.js';
 import { BabelQueuePublisherStart } from '../client/publisher-start.js';
 import { closeIfClosable } from './stubbed-provider.js';
-import { BabelOutbox } from '../../outbox/outbox.js';
+import { BabelOutbox, type BabelOutboxOptions } from '../../outbox/outbox.js';
 import { OutboxRelay } from '../../outbox/relay.js';
 import { outboxMigrationSql } from '../../outbox/table.js';
 import { ScheduleDispatcher } from '../../outbox/schedule-dispatcher.js';
@@ -50,6 +50,7 @@ import { scheduleMigrationSql } from '../../outbox/schedule-table.js';
 import { attachClientSchedules, type ClientSchedules } from '../client/client-schedules.js';
 import { clientSchedulesOn } from './client-schedules-port.js';
 import { scanDeclaredSchedules, type DeclaredSchedule } from './declared-schedules.js';
+import type { DeclaredScheduleOptions } from '../../schedule/index.js';
 import { BabelQueueOptionsError } from './options-error.js';
 import { errorText } from '../../envelope/error-text.js';
 
@@ -171,6 +172,8 @@ export class BabelQueueOutboxHost implements OnApplicationBootstrap, OnApplicati
     private readonly outbox: BabelOutbox,
     /** The @BabelSchedule declarations this registration stores (the unnamed registration's: all of them). */
     private readonly declarations: () => DeclaredSchedule[],
+    /** The testing kit's schedules: then nothing touches a database (no migration), declarations go to the kit. */
+    private readonly kit: KitSchedules | null = null,
   ) {
     const { pool, schedules, table } = options.outbox;
     this.dispatcher =
@@ -188,7 +191,7 @@ export class BabelQueueOutboxHost implements OnApplicationBootstrap, OnApplicati
 
   async onApplicationBootstrap(): Promise<void> {
     const { pool, migrate, table, schedules } = this.options.outbox;
-    if (pool && migrate) {
+    if (pool && migrate && !this.kit) {
       const connection = await pool.connect();
       try {
         // Instances starting together would race on CREATE TABLE IF NOT EXISTS (PostgreSQL then fails one with a
@@ -218,6 +221,12 @@ export class BabelQueueOutboxHost implements OnApplicationBootstrap, OnApplicati
   private async declareSchedules(): Promise<void> {
     const declared = this.declarations();
     if (declared.length === 0) return;
+    if (this.kit) {
+      for (const { urn, data, where: _where, ...options } of declared) {
+        this.kit.declare(urn, data ?? {}, options, this.options.topic);
+      }
+      return;
+    }
     const { pool, schedules } = this.options.outbox;
     if (!pool || !schedules) {
       throw new BabelQueueOptionsError(
@@ -236,9 +245,11 @@ export class BabelQueueOutboxHost implements OnApplicationBootstrap, OnApplicati
   }
 }
 
-/** What the testing kit stands in for stored schedules (InMemorySchedules). */
+/** What the testing kit stands in for stored schedules and the outbox (InMemorySchedules). */
 interface KitSchedules {
   forClient(defaultTopic: string | undefined): ClientSchedules;
+  outbox(options: BabelOutboxOptions): BabelOutbox;
+  declare(urn: string, data: object, options: DeclaredScheduleOptions, defaultTopic: string | undefined): unknown;
 }
 
 /**
@@ -373,19 +384,26 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
     },
     {
       provide: t.outbox,
-      inject: [BABEL_QUEUE_RESOLVED_OPTIONS],
-      useFactory: (options: ResolvedModuleOptions) =>
-        new BabelOutbox({
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, BABEL_QUEUE_KIT_SCHEDULES],
+      useFactory: (options: ResolvedModuleOptions, kit: KitSchedules | null) => {
+        const outboxOptions: BabelOutboxOptions = {
           table: options.outbox.table,
           ...(options.outbox.schedules && { scheduleTable: options.outbox.schedules.table }),
           ...(options.topic !== undefined && { topic: options.topic }),
-        }),
+        };
+        // Under the testing kit the outbox is in memory: written and scheduled messages reach the in-memory topic.
+        return kit ? kit.outbox(outboxOptions) : new BabelOutbox(outboxOptions);
+      },
     },
     {
       provide: t.outboxRelay,
-      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, t.pool],
-      useFactory: ({ outbox, telemetry }: ResolvedModuleOptions, producers: BabelProducerPool): OutboxRelay | null =>
-        outbox.pool && outbox.relay
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, t.pool, BABEL_QUEUE_KIT_SCHEDULES],
+      useFactory: (
+        { outbox, telemetry }: ResolvedModuleOptions,
+        producers: BabelProducerPool,
+        kit: KitSchedules | null,
+      ): OutboxRelay | null =>
+        outbox.pool && outbox.relay && !kit
           ? new OutboxRelay({
               pool: outbox.pool,
               producers,
@@ -397,16 +415,28 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
     },
     {
       provide: BabelQueueOutboxHost,
-      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, t.outboxRelay, t.outbox, DiscoveryService, MetadataScanner],
+      inject: [
+        BABEL_QUEUE_RESOLVED_OPTIONS,
+        t.outboxRelay,
+        t.outbox,
+        DiscoveryService,
+        MetadataScanner,
+        BABEL_QUEUE_KIT_SCHEDULES,
+      ],
       useFactory: (
         options: ResolvedModuleOptions,
         relay: OutboxRelay | null,
         outbox: BabelOutbox,
         discovery: DiscoveryService,
         scanner: MetadataScanner,
+        kit: KitSchedules | null,
       ) =>
-        new BabelQueueOutboxHost(options, relay, outbox, () =>
-          name === undefined ? scanDeclaredSchedules(discovery, scanner) : [],
+        new BabelQueueOutboxHost(
+          options,
+          relay,
+          outbox,
+          () => (name === undefined ? scanDeclaredSchedules(discovery, scanner) : []),
+          kit,
         ),
     },
     {

@@ -19,7 +19,7 @@ import {
 import { SCHEDULE_PROPERTIES, outboxMigrationSql, scheduleMigrationSql } from '../../../lib/outbox/index.js';
 import { runCli } from '../../../lib/cli/run-cli.js';
 import { BQ } from '../../../lib/pulsar/index.js';
-import { expectNothing, newClient, onNative, receiveN, serviceUrl, uniqueTopic } from '../../support/broker.js';
+import { expectNothing, newClient, onNative, receiveN, serviceUrl, uniqueTopic, webUrl } from '../../support/broker.js';
 import { quietLogger } from '../../support/nest-app.js';
 import { newPool, postgresUrl } from './support.js';
 
@@ -273,4 +273,27 @@ test('the CLI lists, runs now and cancels stored schedules, on the database only
     err: [],
   });
   expect((await outbox.getSchedule(pool, 'daily'))?.state).toBe('cancelled');
+});
+
+test('a schedule a year ahead is one row and one index entry, nothing in the outbox or on the broker', async () => {
+  const topic = uniqueTopic('schedule-year');
+  const tables = { outbox: `outbox_${suffix()}`, schedules: `schedules_${suffix()}` };
+  const consumer = await client.subscribe({ topic, subscription: 'schedule-test' });
+  const app = await appWith(topic, tables);
+  try {
+    const inAYear = new Date(Date.now() + 365 * 24 * 3600_000);
+    await app.get(BabelPulsarClient).schedule(URN, { order_id: 365 }, { at: inAYear, id: 'in-a-year' });
+    await expectNothing(consumer, 1500); // many dispatcher passes (every 50 ms) meanwhile
+    const count = async (table: string) => (await pool.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n;
+    expect([await count(tables.schedules), await count(tables.outbox)]).toEqual([1, 0]);
+    const stats = (await (await fetch(`${webUrl()}/admin/v2/persistent/public/default/${topic}/stats`)).json()) as {
+      msgInCounter: number;
+      subscriptions: Record<string, { msgDelayed?: number }>;
+    };
+    expect(stats.msgInCounter).toBe(0);
+    expect(stats.subscriptions['schedule-test']?.msgDelayed ?? 0).toBe(0);
+  } finally {
+    await app.close();
+    await consumer.close();
+  }
 });

@@ -5,18 +5,12 @@
 // handler returns, so everything acknowledged has been reported even when the process is killed.
 import 'reflect-metadata';
 import { Controller, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import { Ctx, Payload } from '@nestjs/microservices';
 import { performance } from 'node:perf_hooks';
-import { BabelContext, BabelHandler, BabelPulsarServer, BabelQueueModule } from '../../../lib/index.js';
+import { BabelContext, BabelHandler, BabelQueueModule } from '../../../lib/index.js';
 import type { SubscriptionType } from '../../../lib/index.js';
+import { env, runInstance, silentLogger } from './run-instance.js';
 import { SCALE_URN, type ScaleRecord, type ScaleTick } from './records.js';
-
-const env = (name: string, fallback?: string): string => {
-  const value = process.env[name] ?? fallback;
-  if (value === undefined) throw new Error(`${name} is required`);
-  return value;
-};
 
 const instance = env('SCALE_INSTANCE');
 const handlerMs = Number(env('SCALE_HANDLER_MS', '0'));
@@ -65,7 +59,7 @@ class TickHandler {
         maxAttempts: 3,
         ...(env('SCALE_RETRY', 'republish') === 'nack' && { retry: 'nack' as const, nackRedeliverTimeoutMs: 200 }),
       },
-      logger: { log() {}, warn() {}, error() {}, debug() {} },
+      logger: silentLogger,
       startupWarnings: false,
     }),
   ],
@@ -73,18 +67,4 @@ class TickHandler {
 })
 class InstanceModule {}
 
-async function main(): Promise<void> {
-  const app = await NestFactory.createMicroservice(InstanceModule, {
-    inject: [BabelPulsarServer],
-    useFactory: (server: BabelPulsarServer) => ({ strategy: server }),
-    logger: false,
-  });
-  app.enableShutdownHooks();
-  await app.listen();
-  report({ t: 'ready', instance, at: nowMicros() });
-}
-
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runInstance(InstanceModule, () => ({ t: 'ready', instance, at: nowMicros() }));

@@ -27,3 +27,23 @@ export interface ScaleDelivery {
 }
 
 export type ScaleRecord = ScaleDelivery | { t: 'ready'; instance: string; at: number };
+
+/** The URN of the every-second schedule of the multi-instance schedule run (schedule-instance.ts). */
+export const SCHEDULE_URN = 'urn:babel:scale:every-second';
+
+/** One delivery of the every-second schedule, as a schedule instance reports it. */
+export interface ScheduleDelivery {
+  t: 'handled';
+  instance: string;
+  /** Wall-clock ms when the handler ran. */
+  at: number;
+  /** The broker's publish time of the message, ms. */
+  publishedAt: number;
+  /** bq-schedule-tick: the tick the message fired for (ISO 8601). */
+  tick: string;
+  /** meta.id of the envelope: a redelivery carries the same one. */
+  messageId: string;
+  attempt: number;
+}
+
+export type ScheduleRecord = ScheduleDelivery | { t: 'ready'; instance: string; at: number };

@@ -3,17 +3,9 @@
 import 'reflect-metadata';
 import { Controller, Module } from '@nestjs/common';
 import { Ctx, Payload } from '@nestjs/microservices';
-import { Test } from '@nestjs/testing';
-import {
-  BabelContext,
-  BabelHandler,
-  BabelPulsarClient,
-  BabelPulsarServer,
-  BabelQueueModule,
-} from '../../../lib/index.js';
+import { BabelContext, BabelHandler, BabelPulsarClient, BabelQueueModule } from '../../../lib/index.js';
 import { SCHEDULE_PROPERTIES } from '../../../lib/outbox/index.js';
-import { InMemoryPulsar, useInMemoryPulsar } from '../../../lib/testing/index.js';
-import { quietLogger } from '../../support/nest-app.js';
+import { quietLogger, startUnderKit } from '../../support/nest-app.js';
 
 const REMIND = 'urn:babel:orders:payment-reminder';
 const REPORT = 'urn:babel:reports:hourly';
@@ -45,10 +37,7 @@ class Handlers {
 class AppModule {}
 
 async function start() {
-  const pulsar = new InMemoryPulsar();
-  const moduleRef = await useInMemoryPulsar(Test.createTestingModule({ imports: [AppModule] }), pulsar).compile();
-  const app = moduleRef.createNestMicroservice({ strategy: moduleRef.get(BabelPulsarServer), logger: false });
-  await app.listen();
+  const { pulsar, app } = await startUnderKit(AppModule);
   return { pulsar, app, babel: app.get(BabelPulsarClient) };
 }
 
