@@ -30,13 +30,18 @@ Ctx()(Orders.prototype, 'created', 1);
 BabelHandler('urn:babel:orders:created')(Orders.prototype, 'created', descriptor);
 Controller()(Orders);
 
+// The app as users build it: the module from a service URL, its server as the strategy.
 class AppModule {}
-Module({ controllers: [Orders] })(AppModule);
-
-const client = new PulsarWebSocketClient({ serviceUrl: webUrl });
-const server = new BabelPulsarServer({ client, topics: topic });
-const app = await NestFactory.createMicroservice(AppModule, { strategy: server, logger: ['error'] });
+Module({ imports: [BabelQueueModule.forRoot({ serviceUrl: webUrl, topic })], controllers: [Orders] })(AppModule);
+const app = await NestFactory.createMicroservice(AppModule, {
+  inject: [BabelPulsarServer],
+  useFactory: (strategy) => ({ strategy }),
+  logger: ['error'],
+});
 await app.listen();
+
+// The test's own publisher, beside the app.
+const client = new PulsarWebSocketClient({ serviceUrl: webUrl });
 
 const envelope = EnvelopeCodec.make('urn:babel:orders:created', { order_id: 11 }, { queue: topic });
 const producer = await client.createProducer({ topic });
@@ -101,13 +106,19 @@ BabelHandler('urn:babel:orders:refused')(
   'handle',
   Object.getOwnPropertyDescriptor(Guarded.prototype, 'handle'),
 );
-class FailureApp {}
-Module({ controllers: [Guarded] })(FailureApp);
-const failureClient = new PulsarWebSocketClient({ serviceUrl: webUrl });
 const failureTopic = `${topic}-failures`;
-const failureServer = new BabelPulsarServer({ client: failureClient, topics: failureTopic, maxAttempts: 3 });
-const failureApp = await NestFactory.createMicroservice(FailureApp, { strategy: failureServer, logger: recording });
+class FailureApp {}
+Module({
+  imports: [BabelQueueModule.forRoot({ serviceUrl: webUrl, topic: failureTopic, consumer: { maxAttempts: 3 } })],
+  controllers: [Guarded],
+})(FailureApp);
+const failureApp = await NestFactory.createMicroservice(FailureApp, {
+  inject: [BabelPulsarServer],
+  useFactory: (strategy) => ({ strategy }),
+  logger: recording,
+});
 await failureApp.listen();
+const failureClient = new PulsarWebSocketClient({ serviceUrl: webUrl });
 const dlq = await failureClient.subscribe({
   topic: `${failureTopic}.dlq`,
   subscription: 'check',

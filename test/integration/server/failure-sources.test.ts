@@ -30,12 +30,13 @@ import {
   BabelHandler,
   BabelNonRetriableError,
   BabelPulsarServer,
+  BabelQueueModule,
   EnvelopeCodec,
   type PulsarClientLike,
   type SettledEvent,
 } from '../../../lib/index.js';
 import { pulsarProperties, type PulsarConsumer } from '../../../lib/pulsar/index.js';
-import { newClient, receiveN, uniqueTopic, waitFor } from '../../support/broker.js';
+import { newClient, receiveN, serviceUrl, uniqueTopic, waitFor } from '../../support/broker.js';
 
 jest.setTimeout(120_000);
 
@@ -285,22 +286,40 @@ async function run(scenario: Scenario): Promise<RunResult> {
     error: (line: string) => failureLines.push(line),
     debug: (line: string) => debugLines.push(line),
   };
-  const server = new BabelPulsarServer({ client, topics: topic, maxAttempts: 3, logger: consumerLogger });
   const settled: SettledEvent[] = [];
-  server.on('settled', (event) => settled.push(event));
   const nestLogger = new RecordingNestLogger();
-  @Module({ controllers: scenario.controllers, providers: scenario.providers ?? [] })
+  // The app as users build it: the module from a service URL, its server as the strategy.
+  @Module({
+    imports: [
+      BabelQueueModule.forRoot({
+        serviceUrl: serviceUrl(),
+        topic,
+        consumer: { maxAttempts: 3 },
+        logger: consumerLogger,
+      }),
+    ],
+    controllers: scenario.controllers,
+    providers: scenario.providers ?? [],
+  })
   class MatrixModule {}
   let close: () => Promise<unknown>;
   if (scenario.hybrid) {
     const app = await NestFactory.create(MatrixModule, { logger: nestLogger });
     // Before connectMicroservice: the microservice builds its handlers' pipelines when it is connected.
     scenario.hybrid(app);
+    const server = app.get(BabelPulsarServer);
+    server.on('settled', (event) => settled.push(event));
     app.connectMicroservice({ strategy: server }, { inheritAppConfig: true });
     await app.startAllMicroservices();
     close = () => app.close();
   } else {
-    const app = await NestFactory.createMicroservice(MatrixModule, { strategy: server, logger: nestLogger });
+    const app = await NestFactory.createMicroservice(MatrixModule, {
+      inject: [BabelPulsarServer],
+      useFactory: (strategy: BabelPulsarServer) => ({ strategy }),
+      logger: nestLogger,
+      abortOnError: false,
+    });
+    app.get(BabelPulsarServer).on('settled', (event) => settled.push(event));
     scenario.configure?.(app);
     await app.listen();
     close = () => app.close();
