@@ -7,12 +7,13 @@ import {
   BabelContext,
   BabelHandler,
   BabelPulsarServer,
+  BabelQueueModule,
   EnvelopeCodec,
   type PulsarClientLike,
 } from '../../../lib/index.js';
 import { pulsarProperties } from '../../../lib/pulsar/index.js';
 import { PulsarWebSocketClient } from '../../../lib/pulsar/websocket/index.js';
-import { backlog, newClient, sleep, uniqueTopic, waitFor, webUrl } from '../../support/broker.js';
+import { backlog, newClient, serviceUrl, sleep, uniqueTopic, waitFor, webUrl } from '../../support/broker.js';
 import { TcpProxy } from '../websocket/support/tcp-proxy.js';
 import { quietLogger, startService } from '../../support/nest-app.js';
 
@@ -135,10 +136,14 @@ describe('BabelPulsarServer lifecycle (real broker)', () => {
         seen.push(ctx.getTraceId());
       }
     }
-    @Module({ controllers: [Orders] })
+    // The hybrid app as users build it: the module from a service URL, its server connected as the microservice.
+    @Module({
+      imports: [BabelQueueModule.forRoot({ serviceUrl: serviceUrl(), topic, logger: quietLogger })],
+      controllers: [Orders],
+    })
     class AppModule {}
     const app = await NestFactory.create(AppModule, { logger: false });
-    const server = new BabelPulsarServer({ client, topics: topic, logger: quietLogger });
+    const server = app.get(BabelPulsarServer);
     const statuses: string[] = [];
     server.status.subscribe((status) => statuses.push(status));
     app.connectMicroservice({ strategy: server });
