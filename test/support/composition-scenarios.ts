@@ -183,9 +183,8 @@ export async function processingHooks(env: CompositionEnv): Promise<void> {
       if (data.n === 3) throw new Error('the third fails');
     }
   }
-  @Module({ controllers: [Hooked] })
-  class HookedModule {}
-  const server = new BabelPulsarServer({ client: env.client, topics: topic, logger: quietLogger, maxAttempts: 1 });
+  const service = await startService([Hooked], { client: env.client, topics: topic, maxAttempts: 1 });
+  const { server, settled } = service;
   server.setOnProcessingStartHook((_transport, context, done) =>
     store.run(`urn ${(context as BabelContext).getUrn()}`, done),
   );
@@ -193,18 +192,14 @@ export async function processingHooks(env: CompositionEnv): Promise<void> {
     expect(transport).toBe(server.transportId);
     ends.push((context as BabelContext).getUrn());
   });
-  const settled: SettledEvent[] = [];
-  server.on('settled', (event) => settled.push(event));
-  const app = await NestFactory.createMicroservice(HookedModule, { strategy: server, logger: false });
   try {
-    await app.listen();
     for (let n = 1; n <= 5; n++) await publish(env.client, topic, 'urn:comp:hooks', { n });
     await until('five settled', () => settled.length === 5);
     expect(inHandler).toEqual(Array.from({ length: 5 }, () => 'urn urn:comp:hooks'));
     expect(ends).toHaveLength(5);
     expect(actions(settled).sort()).toEqual(['ack', 'ack', 'ack', 'ack', 'dead-letter']);
   } finally {
-    await app.close();
+    await service.close();
   }
 }
 
