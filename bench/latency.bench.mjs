@@ -45,12 +45,14 @@ async function paced(publish, seen) {
   while (seen() < count && Date.now() < deadline) await sleep(20);
 }
 
-/** The raw path: a raw producer (no batching, as the transport's) and a raw consumer taking one message at a time. */
-async function rawNative() {
-  const client = new Native.Client({ serviceUrl: broker.serviceUrl, log: () => {} });
+/**
+ * The raw path: a raw producer (no batching, as the transport's) and a raw consumer taking one message at a time,
+ * on `client` (closed at the end).
+ */
+async function rawPath(client, producerConfig = {}) {
   const topic = `persistent://public/default/${uniqueTopic()}`;
   const consumer = await client.subscribe({ topic, subscription: 'bench', subscriptionType: 'Shared' });
-  const producer = await client.createProducer({ topic, batchingEnabled: false });
+  const producer = await client.createProducer({ topic, ...producerConfig });
   const latencies = [];
   let open = true;
   void (async () => {
@@ -72,31 +74,9 @@ async function rawNative() {
   return latencies;
 }
 
-async function rawWebSocket() {
-  const client = new lib.PulsarWebSocketClient({ serviceUrl: broker.webUrl });
-  const topic = `persistent://public/default/${uniqueTopic()}`;
-  const consumer = await client.subscribe({ topic, subscription: 'bench', subscriptionType: 'Shared' });
-  const producer = await client.createProducer({ topic });
-  const latencies = [];
-  let open = true;
-  void (async () => {
-    while (open) {
-      const message = await consumer.receive().catch(() => null);
-      if (!message) return;
-      latencies.push(performance.now() - Number(message.getData().toString()));
-      void consumer.acknowledge(message);
-    }
-  })();
-  await paced(
-    (t) => producer.send({ data: Buffer.from(String(t)) }),
-    () => latencies.length,
-  );
-  open = false;
-  await producer.close();
-  await consumer.close();
-  await client.close();
-  return latencies;
-}
+const rawNative = () =>
+  rawPath(new Native.Client({ serviceUrl: broker.serviceUrl, log: () => {} }), { batchingEnabled: false });
+const rawWebSocket = () => rawPath(new lib.PulsarWebSocketClient({ serviceUrl: broker.webUrl }));
 
 /** The user's path: a module-built app, the module's own client publishing, a handler at concurrency 8. */
 async function moduleApp(kind) {
