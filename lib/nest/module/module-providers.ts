@@ -383,13 +383,18 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
     },
     {
       provide: t.outboxRelay,
-      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, t.pool],
-      useFactory: ({ outbox, telemetry }: ResolvedModuleOptions, producers: BabelProducerPool): OutboxRelay | null =>
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, t.pool, BABEL_QUEUE_CLIENT_HANDLE],
+      useFactory: (
+        { outbox, telemetry }: ResolvedModuleOptions,
+        producers: BabelProducerPool,
+        handle: ClientHandle,
+      ): OutboxRelay | null =>
         outbox.pool && outbox.relay
           ? new OutboxRelay({
               pool: outbox.pool,
               producers,
               table: outbox.table,
+              ...(outbox.deduplication && { deduplication: { ...outbox.deduplication, client: handle.client } }),
               ...(telemetry !== undefined && { metrics: telemetry.metrics }),
               ...outbox.relay,
             })

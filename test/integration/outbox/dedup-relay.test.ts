@@ -4,11 +4,29 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import 'reflect-metadata';
 import { jest } from '@jest/globals';
+import { Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
 import pg from 'pg';
-import { BabelOutbox, BabelProducerPool, OutboxRelay, type PulsarClientLike } from '../../../lib/index.js';
+import {
+  BabelOutbox,
+  BabelProducerPool,
+  BabelQueueModule,
+  OutboxRelay,
+  type PulsarClientLike,
+} from '../../../lib/index.js';
 import { BQ, type PulsarConsumer, type PulsarMessage } from '../../../lib/pulsar/index.js';
-import { newClient, newWebSocketClient, onNative, receiveN, webUrl } from '../../support/broker.js';
+import {
+  newClient,
+  newWebSocketClient,
+  onNative,
+  receiveN,
+  serviceUrl,
+  waitFor,
+  webUrl,
+} from '../../support/broker.js';
+import { quietLogger } from '../../support/nest-app.js';
 import { freshTables, newPool, postgresUrl } from './support.js';
 
 jest.setTimeout(120_000);
@@ -215,4 +233,53 @@ test('a table without the deduplication columns: the pass fails with what to run
   });
   cleanups.push(() => relay.stop());
   await expect(relay.flush()).rejects.toThrow(/has no deduplication columns .*outboxMigrationSql\(\)/);
+});
+
+test("the module: outbox.deduplication names the relay's producers and relays through them", async () => {
+  const topic = topicIn('relay-module');
+  const tables = await freshTables(pool);
+  const consumer = await subscribe(topic);
+  const producerName = `relay-${tables.outbox}`;
+  @Module({
+    imports: [
+      BabelQueueModule.forRoot({
+        serviceUrl: serviceUrl(),
+        topic,
+        logger: quietLogger,
+        outbox: { pool, table: tables.outbox, relay: { pollIntervalMs: 50 }, deduplication: { producerName } },
+      }),
+    ],
+  })
+  class AppModule {}
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
+    .setLogger(quietLogger)
+    .compile();
+  const app = moduleRef.createNestApplication({ logger: false });
+  await app.init();
+  cleanups.push(() => app.close());
+
+  const ids = await writeRows(tables.outbox, topic, 3);
+  const received = await receiveN(consumer, 3);
+  expect(new Set(received.map((message) => message.getProperties()[BQ.messageId]))).toEqual(new Set(ids));
+  const local = topic.split('/').pop()!;
+  const publishers = await waitFor('the relay producer in the topic stats', async () => {
+    const stats = (await (await fetch(`${webUrl()}/admin/v2/persistent/${NAMESPACE}/${local}/stats`)).json()) as {
+      publishers: Array<{ producerName: string }>;
+    };
+    return stats.publishers.length > 0 ? stats.publishers : null;
+  });
+  expect(publishers.map((publisher) => publisher.producerName)).toEqual([producerName]);
+});
+
+test('the module refuses a deduplication without a producer name, with the option named', async () => {
+  const imports = [
+    BabelQueueModule.forRoot({
+      serviceUrl: serviceUrl(),
+      logger: quietLogger,
+      outbox: { pool, deduplication: { producerName: ' ' } },
+    }),
+  ];
+  await expect(Test.createTestingModule({ imports }).setLogger(quietLogger).compile()).rejects.toThrow(
+    /outbox\.deduplication\.producerName must be a non-empty string/,
+  );
 });
