@@ -102,9 +102,10 @@ if (needsBroker) {
   process.env.PULSAR_SERVICE_URL = broker.serviceUrl;
 }
 
-// The outbox suites (integration) write to a real PostgreSQL: one cluster for every run, stopped at the end.
+// The outbox suites (integration) and the inbox's cross-language suite (interop) write to a real PostgreSQL: one
+// cluster for every run, stopped at the end.
 let postgres = null;
-if (projects.includes('integration')) {
+if (projects.includes('integration') || projects.includes('interop')) {
   postgres = await ensurePostgres();
   process.env.BQ_PG_URL = postgres.url;
 }
