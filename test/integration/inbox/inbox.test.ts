@@ -260,6 +260,23 @@ test('the same id run through PostgresInbox by 2 concurrent callers, 1,000 times
   expect(await inbox.prune(0, 400)).toBe(200);
 });
 
+test('ids and subscriptions with quotes, backslashes and SQL in them are recorded as they are (BEGIN and the row go as one query)', async () => {
+  const tables = await freshTables();
+  const inbox = new PostgresInbox({ pool, table: tables.inbox });
+  const awkward = [`it's`, 'back\\slash\\', `x'); DROP TABLE ${tables.orders}; --`, 'ğüş 😀', `E'\\'`];
+  const subscription = `sub'scription\\`;
+  for (const id of awkward) {
+    expect(await inbox.run(subscription, id, async (tx) => void (await tx.client.query('SELECT 1')))).toBe('ran');
+    expect(await inbox.run(subscription, id, async () => undefined)).toBe('duplicate');
+  }
+  const kept = await pool.query<{ subscription: string; message_id: string }>(
+    `SELECT subscription, message_id FROM ${tables.inbox}`,
+  );
+  expect(kept.rows.map((row) => row.message_id).sort()).toEqual([...awkward].sort());
+  expect(new Set(kept.rows.map((row) => row.subscription))).toEqual(new Set([subscription]));
+  expect(await businessRows(tables)).toEqual({ rows: 0, distinct: 0 }); // the table is still there
+});
+
 test('a message without meta.id runs in a transaction every time, without an inbox row; a throw rolls it back', async () => {
   const tables = await freshTables();
   const inbox = new PostgresInbox({ pool, table: tables.inbox });
