@@ -23,11 +23,13 @@ import {
   onNative,
   receiveN,
   serviceUrl,
+  sleep,
   waitFor,
   webUrl,
 } from '../../support/broker.js';
 import { quietLogger } from '../../support/nest-app.js';
 import { freshTables, newPool, postgresUrl } from './support.js';
+import { stampOutboxRows } from '../../../lib/outbox/relay-dedup.js';
 
 jest.setTimeout(120_000);
 
@@ -217,6 +219,71 @@ test('a row committed after rows written later were sent is not dropped: ids are
 
   const { ids: seen, extra } = await copiesOnTopic(topic, consumer);
   expect(seen).toEqual(new Set([...early, lateId]));
+  expect(extra).toBe(0);
+});
+
+test('two deduplicating relays of different names on one outbox: every row once', async () => {
+  const topic = topicIn('relay-two');
+  const tables = await freshTables(pool);
+  const consumer = await subscribe(topic);
+  const ids = await writeRows(tables.outbox, topic, 300);
+  const client = newClient();
+  cleanups.push(() => client.close());
+  const otherPool = newPool('bq-dedup-other', 2);
+  cleanups.push(() => otherPool.end());
+  const relays = [
+    new OutboxRelay({
+      pool,
+      table: tables.outbox,
+      batchSize: 25,
+      logger: quiet,
+      deduplication: { producerName: `a-${tables.outbox}`, client },
+    }),
+    new OutboxRelay({
+      pool: otherPool,
+      table: tables.outbox,
+      batchSize: 25,
+      logger: quiet,
+      deduplication: { producerName: `b-${tables.outbox}`, client },
+    }),
+  ];
+  for (const relay of relays) cleanups.push(() => relay.stop());
+  const [a, b] = await Promise.all(relays.map((relay) => relay.drain()));
+  expect(a!.published + b!.published).toBe(300);
+  const { ids: seen, extra } = await copiesOnTopic(topic, consumer);
+  expect(seen).toEqual(new Set(ids));
+  expect(extra).toBe(0);
+});
+
+test('rows another relay stamped wait for it, and are taken over once they waited takeOverAfterMs', async () => {
+  const topic = topicIn('relay-takeover');
+  const tables = await freshTables(pool);
+  const consumer = await subscribe(topic);
+  const ids = await writeRows(tables.outbox, topic, 10);
+  // A relay of another name stamped them and never came back.
+  await stampOutboxRows(pool, tables.outbox, 'gone-relay', 10, 60_000);
+  const client = newClient();
+  cleanups.push(() => client.close());
+  const producerName = `relay-${tables.outbox}`;
+  const patient = new OutboxRelay({
+    pool,
+    table: tables.outbox,
+    logger: quiet,
+    deduplication: { producerName, client },
+  });
+  cleanups.push(() => patient.stop());
+  expect((await patient.drain()).published).toBe(0);
+  await sleep(50);
+  const taker = new OutboxRelay({
+    pool,
+    table: tables.outbox,
+    logger: quiet,
+    deduplication: { producerName, client, takeOverAfterMs: 10 },
+  });
+  cleanups.push(() => taker.stop());
+  expect((await taker.drain()).published).toBe(10);
+  const { ids: seen, extra } = await copiesOnTopic(topic, consumer);
+  expect(seen).toEqual(new Set(ids));
   expect(extra).toBe(0);
 });
 
