@@ -52,8 +52,9 @@ export function checkDeduplication(value: unknown): Required<OutboxRelayDeduplic
 }
 
 /**
- * Stamps up to `limit` due rows for `producerName`: the rows nobody stamped and those another relay stamped more
- * than `takeOverAfterMs` ago, oldest first. One autocommitted statement, so the stamps survive a crash of the relay
+ * Stamps due rows for `producerName` until it holds `limit` unsent ones (a batch): the rows nobody stamped and those
+ * another relay stamped more than `takeOverAfterMs` ago, oldest first; so no relay holds more than a batch that the
+ * others cannot take. One autocommitted statement, so the stamps survive a crash of the relay
  * that follows: the rows it had sent go out again with the same ids, and the broker drops them. Rows another relay
  * holds right now (its claim's row locks) are skipped. Resolves to how many rows were stamped.
  */
@@ -77,7 +78,9 @@ export async function stampOutboxRows(
               WHERE published_at IS NULL AND next_attempt_at <= now()
                 AND (dedup_producer IS NULL
                      OR (dedup_producer <> $1 AND dedup_stamped_at < now() - ($3::integer * interval '1 millisecond')))
-              ORDER BY seq LIMIT $2 FOR UPDATE SKIP LOCKED
+              ORDER BY seq
+              LIMIT GREATEST(0, $2 - (SELECT count(*) FROM ${table} WHERE dedup_producer = $1 AND published_at IS NULL))
+              FOR UPDATE SKIP LOCKED
            ) AS due ORDER BY seq
          ) AS s
         WHERE o.seq = s.seq`,
