@@ -30,6 +30,7 @@ import {
 import { quietLogger } from '../../support/nest-app.js';
 import { freshTables, newPool, postgresUrl } from './support.js';
 import { stampOutboxRows } from '../../../lib/outbox/relay-dedup.js';
+import { toLibraryClient } from '../../../lib/pulsar/library-client.js';
 
 jest.setTimeout(120_000);
 
@@ -219,6 +220,52 @@ test('a row committed after rows written later were sent is not dropped: ids are
 
   const { ids: seen, extra } = await copiesOnTopic(topic, consumer);
   expect(seen).toEqual(new Set([...early, lateId]));
+  expect(extra).toBe(0);
+});
+
+test('a row whose send failed is stamped anew: sent after rows with higher ids went out, it is stored, not dropped', async () => {
+  const topic = topicIn('relay-failed-row');
+  const tables = await freshTables(pool);
+  const consumer = await subscribe(topic);
+  const ids = await writeRows(tables.outbox, topic, 5);
+  const victim = ids[1]!;
+  const client = newClient();
+  cleanups.push(() => client.close());
+  // The second row's first send fails before it leaves (as a lost connection would); the rows after it go out.
+  const library = toLibraryClient(client);
+  let failed = false;
+  const failingOnce: PulsarClientLike = {
+    async createProducer(config) {
+      const producer = await library.createProducer(config);
+      return {
+        send: async (message) => {
+          if (!failed && message.properties?.[BQ.messageId] === victim) {
+            failed = true;
+            throw new Error('connection lost');
+          }
+          return producer.send(message);
+        },
+        flush: () => producer.flush(),
+        close: () => producer.close(),
+        getTopic: () => producer.getTopic(),
+      };
+    },
+    subscribe: (config) => library.subscribe(config),
+    close: async () => null,
+  };
+  const producerName = `relay-${tables.outbox}`;
+  const relay = new OutboxRelay({
+    pool,
+    table: tables.outbox,
+    logger: quiet,
+    deduplication: { producerName, client: failingOnce },
+  });
+  cleanups.push(() => relay.stop());
+  expect(await relay.flush()).toEqual({ published: 4, failed: 1, parked: 0 });
+  await pool.query(`UPDATE ${tables.outbox} SET next_attempt_at = now() WHERE published_at IS NULL`); // due now
+  expect(await relay.drain()).toEqual({ published: 1, failed: 0, parked: 0 });
+  const { ids: seen, extra } = await copiesOnTopic(topic, consumer);
+  expect(seen).toEqual(new Set(ids));
   expect(extra).toBe(0);
 });
 
