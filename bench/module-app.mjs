@@ -8,13 +8,24 @@ const quiet = { log() {}, warn() {}, error() {}, debug() {} };
 
 /**
  * Starts a module-built microservice. `connection` is `{ serviceUrl }` or `{ client }`; `consumer` the module's
- * consumer options; `controllers` the app's controllers. `build` is the library's entry (this build by default).
+ * consumer options; `controllers` the app's controllers; `more` other module options (an inbox, an outbox). `lib` is
+ * the library's entry (this build by default).
  * Resolves to { app, client: the module's BabelPulsarClient, server, close() }.
  */
-export async function startModuleApp({ lib, connection, topic, consumer = {}, controllers, providers = [] }) {
+export async function startModuleApp({
+  lib,
+  connection,
+  topic,
+  consumer = {},
+  controllers,
+  providers = [],
+  more = {},
+}) {
   class BenchAppModule {}
   Module({
-    imports: [lib.BabelQueueModule.forRoot({ ...connection, topic, consumer, logger: quiet, startupWarnings: false })],
+    imports: [
+      lib.BabelQueueModule.forRoot({ ...connection, topic, consumer, ...more, logger: quiet, startupWarnings: false }),
+    ],
     controllers,
     providers,
   })(BenchAppModule);

@@ -2,6 +2,8 @@
 // (WebSocket, then native when pulsar-client loads). The rows are written first (one transaction), then one relay
 // drains them in batches of 100 (each body checked with the consumer's codec, as always).
 // Run with `npm run bench outbox` (builds first). BENCH_ROWS=<rows>, BENCH_CLIENTS=websocket,native to tune.
+// BENCH_DEDUP=1: the relay the broker deduplicates (a producer name, each row stamped with a sequence id first), on
+// a topic of a namespace with deduplication on (docs/exactly-once.md#a-relay-the-broker-deduplicates).
 // Figures are printed, never asserted.
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -18,9 +20,20 @@ import { ensurePostgres, stopPostgres } from '../scripts/lib/postgres.mjs';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 5000);
 const CLIENTS = (process.env.BENCH_CLIENTS ?? 'websocket,native').split(',').map((name) => name.trim());
+const DEDUP = process.env.BENCH_DEDUP === '1';
+const DEDUP_NAMESPACE = 'public/babelqueue-dedup';
 const broker = await ensureBroker();
 const postgres = await ensurePostgres();
 const pool = new pg.Pool({ connectionString: postgres.url, max: 4 });
+if (DEDUP) {
+  await fetch(`${broker.webUrl}/admin/v2/namespaces/${DEDUP_NAMESPACE}`, { method: 'PUT' });
+  const enabled = await fetch(`${broker.webUrl}/admin/v2/namespaces/${DEDUP_NAMESPACE}/deduplication`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: 'true',
+  });
+  if (!enabled.ok) throw new Error(`enabling deduplication on ${DEDUP_NAMESPACE}: HTTP ${enabled.status}`);
+}
 
 function clientOf(kind) {
   if (kind === 'websocket') return new PulsarWebSocketClient({ serviceUrl: broker.webUrl });
@@ -38,7 +51,9 @@ async function measure(kind) {
   if (!client) return;
   const producers = new BabelProducerPool(client);
   const table = `outbox_bench_${randomUUID().replaceAll('-', '').slice(0, 8)}`;
-  const topic = `outbox-bench-${randomUUID().slice(0, 8)}`;
+  const topic = DEDUP
+    ? `persistent://${DEDUP_NAMESPACE}/outbox-bench-${randomUUID().slice(0, 8)}`
+    : `outbox-bench-${randomUUID().slice(0, 8)}`;
   try {
     await pool.query(outboxMigrationSql(table));
     const outbox = new BabelOutbox({ table, topic });
@@ -51,8 +66,10 @@ async function measure(kind) {
     connection.release();
     const writeSeconds = Number(process.hrtime.bigint() - writeStart) / 1e9;
 
-    await producers.producerFor(topic); // the producer's creation is not part of the figure
-    const relay = new OutboxRelay({ pool, producers, table, metrics: false });
+    const relay = DEDUP
+      ? new OutboxRelay({ pool, table, metrics: false, deduplication: { producerName: `bench-${table}`, client } })
+      : new OutboxRelay({ pool, producers, table, metrics: false });
+    if (!DEDUP) await producers.producerFor(topic); // the producer's creation is not part of the figure
     const relayStart = process.hrtime.bigint();
     const result = await relay.drain();
     const relaySeconds = Number(process.hrtime.bigint() - relayStart) / 1e9;
@@ -61,8 +78,9 @@ async function measure(kind) {
     );
     console.log(
       `outbox relay : ${result.published} rows in ${relaySeconds.toFixed(2)} s = ${Math.round(result.published / relaySeconds)} rows/s ` +
-        `(batches of 100, ${kind} client, published and marked)`,
+        `(batches of 100, ${kind} client, published and marked${DEDUP ? ', deduplicating relay' : ''})`,
     );
+    await relay.stop();
     await pool.query(`DROP TABLE ${table}`);
   } finally {
     await producers.close();

@@ -102,9 +102,10 @@ if (needsBroker) {
   process.env.PULSAR_SERVICE_URL = broker.serviceUrl;
 }
 
-// The outbox suites (integration) write to a real PostgreSQL: one cluster for every run, stopped at the end.
+// The outbox suites (integration), the inbox's cross-language suite (interop) and its chaos proof write to a real
+// PostgreSQL: one cluster for every run, stopped at the end.
 let postgres = null;
-if (projects.includes('integration')) {
+if (['integration', 'interop', 'chaos'].some((project) => projects.includes(project))) {
   postgres = await ensurePostgres();
   process.env.BQ_PG_URL = postgres.url;
 }

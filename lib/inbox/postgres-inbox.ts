@@ -7,6 +7,8 @@ export const DEFAULT_INBOX_TABLE = 'babelqueue_inbox';
 /** A connection of a pool, as `pg`'s PoolClient has it: `release(error)` destroys a connection left broken. */
 export interface InboxConnection extends SqlQueryable {
   release(error?: Error | boolean): void;
+  /** `pg`'s literal quoting: when present, BEGIN and the inbox row go to the server in one round trip. */
+  escapeLiteral?(value: string): string;
 }
 
 /** A pool to take one connection from per delivery (`pg`'s Pool). */
@@ -68,17 +70,10 @@ export class PostgresInbox implements Inbox {
     // A connection whose ROLLBACK failed is in an unknown state: it is destroyed instead of going back to the pool.
     let broken: Error | undefined;
     try {
-      await connection.query('BEGIN');
-      if (id !== undefined) {
-        const recorded = await queryRows(
-          connection,
-          `INSERT INTO ${this.table} (subscription, message_id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING message_id`,
-          [subscription, id],
-        );
-        if (recorded.length === 0) {
-          await connection.query('ROLLBACK');
-          return 'duplicate';
-        }
+      if (id === undefined) await connection.query('BEGIN');
+      else if (!(await this.beginAndRecord(connection, subscription, id))) {
+        await connection.query('ROLLBACK');
+        return 'duplicate';
       }
       await work(this.transactionOf(connection));
       await connection.query('COMMIT');
@@ -115,6 +110,30 @@ export class PostgresInbox implements Inbox {
     } finally {
       connection.release();
     }
+  }
+
+  /**
+   * BEGIN and the inbox row; true when the row is new. With `pg` both statements go as one simple query (the values
+   * quoted by pg's escapeLiteral), one round trip instead of two: a delivery then costs BEGIN+row, the handler's
+   * statements and COMMIT.
+   */
+  private async beginAndRecord(connection: InboxConnection, subscription: string, id: string): Promise<boolean> {
+    const insert = `INSERT INTO ${this.table} (subscription, message_id)`;
+    const quote = connection.escapeLiteral?.bind(connection);
+    if (quote) {
+      const results = await connection.query(
+        `BEGIN; ${insert} VALUES (${quote(subscription)}, ${quote(id)}) ON CONFLICT DO NOTHING RETURNING message_id`,
+      );
+      const last = Array.isArray(results) ? (results[results.length - 1] as { rows?: unknown[] } | undefined) : null;
+      return (last?.rows?.length ?? 0) > 0;
+    }
+    await connection.query('BEGIN');
+    const recorded = await queryRows(
+      connection,
+      `${insert} VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING message_id`,
+      [subscription, id],
+    );
+    return recorded.length > 0;
   }
 
   private transactionOf(connection: InboxConnection): InboxTransaction {

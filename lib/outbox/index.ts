@@ -10,7 +10,8 @@ export type { OutboxRequeueSelection, ParkedOutboxListing, ParkedOutboxRow } fro
 export { outboxBackoffMs } from './backoff.js';
 export { DEFAULT_OUTBOX_TABLE, outboxMigrationSql, outboxParkingMigrationSql } from './table.js';
 export { DEFAULT_SCHEDULE_TABLE, scheduleMigrationSql } from './schedule-table.js';
-export { outboxHeadersMigrationSql } from './table.js';
+export { outboxDeduplicationMigrationSql, outboxHeadersMigrationSql } from './table.js';
+export type { OutboxRelayDeduplication } from './relay-dedup.js';
 export { ScheduleDispatcher } from './schedule-dispatcher.js';
 export type { ScheduleDispatchResult, ScheduleDispatcherState } from './schedule-dispatcher.js';
 export type { ScheduleDispatcherOptions, ScheduleDispatcherTuning } from './schedule-dispatcher-options.js';

@@ -3,6 +3,7 @@ import type { OptionsInput } from '../options/option-table.js';
 import { flag, integer } from '../options/validators.js';
 import type { ProducerSource } from '../nest/server/server-options.js';
 import type { OutboxPool } from './relay-store.js';
+import type { OutboxRelayDeduplication } from './relay-dedup.js';
 
 /**
  * The relay's tuning (`new OutboxRelay({ pool, producers, ...tuning })`, or the module's `outbox: { relay }`).
@@ -55,10 +56,19 @@ export type OutboxRelayLogger = Pick<Logger, 'log' | 'warn' | 'error'> & Partial
 export interface OutboxRelayOptions extends OutboxRelayTuning {
   /** A `pg` Pool on the database of the outbox table (TypeORM: `dataSource.driver.master`). */
   pool: OutboxPool;
-  /** Where producers come from: the module's producer pool, or `new BabelProducerPool(pulsarClient)`. */
-  producers: ProducerSource;
+  /**
+   * Where producers come from: the module's producer pool, or `new BabelProducerPool(pulsarClient)`. Required
+   * unless `deduplication` is given (the relay then makes its own).
+   */
+  producers?: ProducerSource;
   /** The outbox table; default `babelqueue_outbox`. */
   table?: string;
   /** Per-row detail goes to `debug` (when the logger has it); outages, recoveries and parked rows to `warn`. */
   logger?: OutboxRelayLogger;
+  /**
+   * Sends through producers of a stable name, each row with a sequence id stamped on it first, so that a broker
+   * with deduplication on drops a row sent again after a crash (native client; docs/exactly-once.md). `producers`
+   * is then not used.
+   */
+  deduplication?: OutboxRelayDeduplication;
 }

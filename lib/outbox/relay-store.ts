@@ -41,6 +41,8 @@ export interface OutboxRow {
   attempts: number;
   /** Extra Pulsar properties stored with the row (a fired schedule's `bq-schedule-*`); empty when none. */
   headers: Record<string, string>;
+  /** The sequence id stamped for a deduplicating relay (relay-dedup.ts); null for a relay without deduplication. */
+  dedupSequence: string | null;
 }
 
 interface RawRow {
@@ -51,6 +53,7 @@ interface RawRow {
   body: Buffer | Uint8Array | string;
   attempts: number;
   headers?: unknown;
+  dedup_sequence?: string | number | null;
 }
 
 /** A claim: the rows are locked until commit() (or until the connection dies, when they are free again). */
@@ -101,13 +104,17 @@ export function outboxHasHeaders(pool: OutboxPool, table: string): Promise<boole
 
 /**
  * Claims up to `limit` due rows, oldest first, with `FOR UPDATE SKIP LOCKED`: a row another relay holds is
- * skipped, so two relays never publish one row at the same time. The lock lasts the claim's transaction.
+ * skipped, so two relays never publish one row at the same time. The lock lasts the claim's transaction. With
+ * `dedupProducer`, only the rows stamped for that producer are claimed, lowest sequence id first (the broker
+ * drops an id not above the last one it stored for the name), and a row that fails loses its stamp: it is
+ * stamped anew, above every id sent since, before it is tried again.
  */
 export async function claimOutboxRows(
   pool: OutboxPool,
   table: string,
   limit: number,
   withHeaders = false,
+  dedupProducer?: string,
 ): Promise<OutboxClaim> {
   const connection = await pool.connect();
   let open = true;
@@ -122,13 +129,19 @@ export async function claimOutboxRows(
   };
   try {
     await connection.query('BEGIN');
+    const columns = `seq, message_id, topic, partition_key, body, attempts${withHeaders ? ', headers' : ''}`;
     const raw = (await runSql(
       connection,
-      `SELECT seq, message_id, topic, partition_key, body, attempts${withHeaders ? ', headers' : ''} FROM ${table}
-        WHERE published_at IS NULL AND next_attempt_at <= now()
-        ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`,
-      [limit],
+      dedupProducer === undefined
+        ? `SELECT ${columns} FROM ${table}
+            WHERE published_at IS NULL AND next_attempt_at <= now()
+            ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`
+        : `SELECT ${columns}, dedup_sequence FROM ${table}
+            WHERE published_at IS NULL AND next_attempt_at <= now() AND dedup_producer = $2
+            ORDER BY dedup_sequence LIMIT $1 FOR UPDATE SKIP LOCKED`,
+      dedupProducer === undefined ? [limit] : [limit, dedupProducer],
     )) as RawRow[];
+    const unstamp = dedupProducer === undefined ? '' : ', dedup_producer = NULL, dedup_sequence = NULL';
     const rows = raw.map((row) => ({
       seq: String(row.seq),
       messageId: row.message_id,
@@ -137,6 +150,8 @@ export async function claimOutboxRows(
       body: toBuffer(row.body),
       attempts: Number(row.attempts),
       headers: stringHeaders(row.headers),
+      dedupSequence:
+        row.dedup_sequence === null || row.dedup_sequence === undefined ? null : String(row.dedup_sequence),
     }));
     return {
       rows,
@@ -149,7 +164,7 @@ export async function claimOutboxRows(
       },
       async markFailed(seq, error, retryInMs) {
         await connection.query(
-          `UPDATE ${table} SET attempts = attempts + 1, last_error = $2,
+          `UPDATE ${table} SET attempts = attempts + 1, last_error = $2${unstamp},
              next_attempt_at = now() + ($3::integer * interval '1 millisecond') WHERE seq = $1::bigint`,
           [seq, error.slice(0, 2000), Math.ceil(retryInMs)],
         );
@@ -159,7 +174,7 @@ export async function claimOutboxRows(
         // so the claim works the same on tables created before parking existed.
         await connection.query(
           `UPDATE ${table} SET attempts = attempts + 1, last_error = $2, parked_at = now(),
-             next_attempt_at = 'infinity' WHERE seq = $1::bigint`,
+             next_attempt_at = 'infinity'${unstamp} WHERE seq = $1::bigint`,
           [seq, error.slice(0, 2000)],
         );
       },

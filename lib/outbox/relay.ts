@@ -17,6 +17,10 @@ import {
 import { claimOutboxRows, outboxHasHeaders, type OutboxClaim, type OutboxRow } from './relay-store.js';
 import { outboxRelayOptionTable, type OutboxRelayLogger, type OutboxRelayOptions } from './relay-options.js';
 import { checkedRowProperties } from './row-check.js';
+import { checkDeduplication, stampOutboxRows, type OutboxRelayDeduplication } from './relay-dedup.js';
+import { BabelProducerPool } from '../nest/client/producer-pool.js';
+import { clientNameOf } from '../nest/client/producer-settings.js';
+import type { ProducerSource } from '../nest/client/producer-settings.js';
 import { checkOutboxTable, outboxParkingMigrationSql } from './table.js';
 import { PassLoop } from './pass-loop.js';
 
@@ -107,12 +111,16 @@ export class OutboxRelay {
   private parkingWarned = false;
   private metricsReady: Promise<void> | null = null;
   private metrics: OutboxMetrics | undefined;
+  /** With deduplication: the stamps' owner and the relay's own named producers; else the given producers. */
+  private readonly dedup: Required<OutboxRelayDeduplication> | null;
+  private readonly producers: ProducerSource;
+  private readonly ownProducers: BabelProducerPool | null;
 
   constructor(private readonly options: OutboxRelayOptions) {
     if (!options || typeof options.pool?.connect !== 'function') {
       throw new BabelQueueError('OutboxRelay needs options.pool: a pg Pool on the database of the outbox table');
     }
-    if (typeof options.producers?.producerFor !== 'function') {
+    if (options.deduplication === undefined && typeof options.producers?.producerFor !== 'function') {
       throw new BabelQueueError('OutboxRelay needs options.producers (e.g. new BabelProducerPool(pulsarClient))');
     }
     this.table = checkOutboxTable(options.table, 'options.table');
@@ -133,6 +141,24 @@ export class OutboxRelay {
       (outcome) => outcome.claimed === outcome.limit && outcome.brokerFailures === 0,
       this.pollIntervalMs,
     );
+    this.dedup = options.deduplication === undefined ? null : checkDeduplication(options.deduplication);
+    if (this.dedup) {
+      // Batching off: the broker then checks each row's own sequence id (a batch carries only its highest).
+      this.ownProducers = new BabelProducerPool(this.dedup.client, {
+        producerOptions: { producerName: this.dedup.producerName, batchingEnabled: false },
+      });
+      this.producers = this.ownProducers;
+      if (clientNameOf(this.dedup.client) === 'websocket') {
+        this.logger.warn(
+          `outbox relay ${this.dedup.producerName}: the WebSocket API carries no sequence id, so the broker cannot ` +
+            'drop a row this relay sends again after a crash; use the native client for that ' +
+            '(docs/exactly-once.md#a-relay-the-broker-deduplicates)',
+        );
+      }
+    } else {
+      this.ownProducers = null;
+      this.producers = options.producers!;
+    }
   }
 
   /** True between start() and stop(). */
@@ -169,8 +195,9 @@ export class OutboxRelay {
   }
 
   /** Stops the background loop after the pass under way (its rows are marked before this resolves). */
-  stop(): Promise<void> {
-    return this.passes.stop();
+  async stop(): Promise<void> {
+    await this.passes.stop();
+    await this.ownProducers?.close();
   }
 
   /** Counters since creation and the outage under way, if any. */
@@ -240,7 +267,17 @@ export class OutboxRelay {
       this.headersColumn = await outboxHasHeaders(this.options.pool, this.table);
       this.headersCheckedAt = Date.now();
     }
-    const claim = await claimOutboxRows(this.options.pool, this.table, limit, this.headersColumn === true);
+    if (this.dedup) {
+      const { producerName, takeOverAfterMs } = this.dedup;
+      await stampOutboxRows(this.options.pool, this.table, producerName, limit, takeOverAfterMs);
+    }
+    const claim = await claimOutboxRows(
+      this.options.pool,
+      this.table,
+      limit,
+      this.headersColumn === true,
+      this.dedup?.producerName,
+    );
     const result: OutboxRelayResult = { published: 0, failed: 0, parked: 0 };
     const brokerFailures: OutboxRow[] = [];
     let brokerError = '';
@@ -250,7 +287,8 @@ export class OutboxRelay {
       if (claim.rows.length === 0) {
         await claim.commit();
       } else {
-        // Started together: sends to one producer leave in the order they were issued, which is row order.
+        // Started together: sends to one producer leave in the order they were issued, which is row order (with
+        // deduplication, sequence id order, as the broker needs).
         const outcomes = await Promise.allSettled(claim.rows.map((row) => this.publish(row)));
         const published: OutboxRow[] = [];
         for (const [index, outcome] of outcomes.entries()) {
@@ -356,9 +394,10 @@ export class OutboxRelay {
     const properties = { ...row.headers, ...checkedRowProperties(row.body, row.topic) };
     const message: PulsarProducerMessage = { data: row.body, properties };
     if (row.partitionKey) message.partitionKey = row.partitionKey;
+    if (row.dedupSequence !== null) message.sequenceId = Number(row.dedupSequence);
     const what = `publishing outbox row ${row.messageId} to ${row.topic}`;
     await withTimeout(
-      this.options.producers.producerFor(row.topic).then((producer) => producer.send(message)),
+      this.producers.producerFor(row.topic).then((producer) => producer.send(message)),
       this.publishTimeoutMs,
       what,
     );

@@ -29,7 +29,8 @@ export function checkOutboxTable(
  * byte for byte as the relay publishes it; the partial index keeps the relay's pending scan cheap once most rows
  * are published. `parked_at` marks a row the relay gave up on (docs/outbox.md#parked-rows); the `ALTER TABLE`
  * adds it to a table created before it existed, so running this again is the upgrade. `headers` holds extra Pulsar
- * properties of a row (a scheduled message's `bq-schedule-*`), added the same way.
+ * properties of a row (a scheduled message's `bq-schedule-*`), added the same way, and so are the columns of a
+ * relay the broker deduplicates (outboxDeduplicationMigrationSql).
  */
 export function outboxMigrationSql(table: string = DEFAULT_OUTBOX_TABLE): string {
   const name = checkOutboxTable(table);
@@ -50,6 +51,7 @@ export function outboxMigrationSql(table: string = DEFAULT_OUTBOX_TABLE): string
     ');',
     outboxParkingMigrationSql(name),
     outboxHeadersMigrationSql(name),
+    outboxDeduplicationMigrationSql(name),
     `CREATE INDEX IF NOT EXISTS ${indexName('pending')} ON ${name} (next_attempt_at, seq) WHERE published_at IS NULL;`,
     `CREATE INDEX IF NOT EXISTS ${indexName('parked')} ON ${name} (seq) WHERE parked_at IS NOT NULL;`,
   ].join('\n');
@@ -66,4 +68,24 @@ export function outboxParkingMigrationSql(table: string = DEFAULT_OUTBOX_TABLE):
  */
 export function outboxHeadersMigrationSql(table: string = DEFAULT_OUTBOX_TABLE): string {
   return `ALTER TABLE ${checkOutboxTable(table)} ADD COLUMN IF NOT EXISTS headers jsonb;`;
+}
+
+/** The sequence that numbers the rows a deduplicating relay is about to send (one per outbox table). */
+export function outboxDedupSequenceName(table: string = DEFAULT_OUTBOX_TABLE): string {
+  return `${checkOutboxTable(table)}_dedup_seq`;
+}
+
+/**
+ * The statements that let a relay with `deduplication` stamp a row before sending it: which relay (its producer
+ * name) will send it, with which sequence id, since when; and the sequence the ids come from. Part of
+ * outboxMigrationSql; instant (nullable columns, no default). See docs/exactly-once.md#a-relay-the-broker-deduplicates.
+ */
+export function outboxDeduplicationMigrationSql(table: string = DEFAULT_OUTBOX_TABLE): string {
+  const name = checkOutboxTable(table);
+  return [
+    `ALTER TABLE ${name} ADD COLUMN IF NOT EXISTS dedup_producer text;`,
+    `ALTER TABLE ${name} ADD COLUMN IF NOT EXISTS dedup_sequence bigint;`,
+    `ALTER TABLE ${name} ADD COLUMN IF NOT EXISTS dedup_stamped_at timestamptz;`,
+    `CREATE SEQUENCE IF NOT EXISTS ${outboxDedupSequenceName(name)};`,
+  ].join('\n');
 }

@@ -40,6 +40,11 @@ export interface PulsarProducerMessage {
   partitionKey?: string;
   /** Key_Shared routes on this key instead of the partition key. The native client only (see getOrderingKey). */
   orderingKey?: string;
+  /**
+   * The producer's sequence id for this message, which a broker with deduplication on uses to drop a message
+   * sent again (docs/exactly-once.md). The native client only: the WebSocket API has no field for it.
+   */
+  sequenceId?: number;
 }
 
 export interface PulsarProducer {

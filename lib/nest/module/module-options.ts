@@ -171,11 +171,13 @@ export const moduleOptionTable = {
    */
   brokerAtStart: oneOf(['required', 'optional']),
   /**
-   * The transactional outbox (docs/outbox.md): `{ pool, table?, migrate?, relay?, schedules? }`, `pool` a `pg` Pool
-   * on the database of the outbox table. The module runs an OutboxRelay that publishes the committed rows
-   * (`relay: false` on instances that only write; `relay: { batchSize, parkAfterAttempts, … }` tunes it,
-   * docs/outbox.md#relaying-outboxrelay); BabelOutbox (the writer) is provided either way. `schedules: true` (or
-   * `{ table, pollIntervalMs, … }`) stores scheduled messages beside it (docs/scheduling.md).
+   * The transactional outbox (docs/outbox.md): `{ pool, table?, migrate?, relay?, schedules?, deduplication? }`,
+   * `pool` a `pg` Pool on the database of the outbox table. The module runs an OutboxRelay that publishes the
+   * committed rows (`relay: false` on instances that only write; `relay: { batchSize, parkAfterAttempts, … }` tunes
+   * it, docs/outbox.md#relaying-outboxrelay); BabelOutbox (the writer) is provided either way. `schedules: true` (or
+   * `{ table, pollIntervalMs, … }`) stores scheduled messages beside it (docs/scheduling.md). `deduplication: {
+   * producerName }` makes the relay one the broker deduplicates (native client;
+   * docs/exactly-once.md#a-relay-the-broker-deduplicates).
    * @defaultValue none
    */
   outbox: option<BabelQueueOutboxOptions, ResolvedOutbox>((value, name, raise) => resolveOutbox(value, name, raise)),

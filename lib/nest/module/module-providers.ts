@@ -397,17 +397,19 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
     },
     {
       provide: t.outboxRelay,
-      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, t.pool, BABEL_QUEUE_KIT_SCHEDULES],
+      inject: [BABEL_QUEUE_RESOLVED_OPTIONS, t.pool, BABEL_QUEUE_KIT_SCHEDULES, BABEL_QUEUE_CLIENT_HANDLE],
       useFactory: (
         { outbox, telemetry }: ResolvedModuleOptions,
         producers: BabelProducerPool,
         kit: KitSchedules | null,
+        handle: ClientHandle,
       ): OutboxRelay | null =>
         outbox.pool && outbox.relay && !kit
           ? new OutboxRelay({
               pool: outbox.pool,
               producers,
               table: outbox.table,
+              ...(outbox.deduplication && { deduplication: { ...outbox.deduplication, client: handle.client } }),
               ...(telemetry !== undefined && { metrics: telemetry.metrics }),
               ...outbox.relay,
             })

@@ -28,6 +28,13 @@ export interface BabelQueueOutboxOptions {
    * schedule table too, and wherever the relay runs a dispatcher moves due schedules into the outbox.
    */
   schedules?: boolean | (ScheduleDispatcherTuning & { table?: string });
+  /**
+   * The relay sends through producers of this stable name (unique per instance, the same after a restart), each
+   * row with a sequence id stamped first, so that a broker with deduplication on for the topics' namespace drops a
+   * row sent again after a crash. The native client only: the WebSocket API carries no sequence id
+   * (docs/exactly-once.md#a-relay-the-broker-deduplicates).
+   */
+  deduplication?: { producerName: string; takeOverAfterMs?: number };
 }
 
 export interface ResolvedOutbox {
@@ -38,13 +45,16 @@ export interface ResolvedOutbox {
   relay: OutboxRelayTuning | null;
   /** Stored schedules: their table and the dispatcher's settings; null when off. */
   schedules: { table: string; tuning: ScheduleDispatcherTuning } | null;
+  /** The relay's producer name and take-over time when the broker deduplicates it; null when not. */
+  deduplication: { producerName: string; takeOverAfterMs?: number } | null;
 }
 
 /** The `outbox` option: the table, the pool and the relay's settings (null when no relay runs here). */
 export function resolveOutbox(outbox: unknown, name: string, raise: RaiseOptionError): ResolvedOutbox {
-  if (outbox === undefined) return { table: DEFAULT_OUTBOX_TABLE, migrate: false, relay: null, schedules: null };
+  if (outbox === undefined)
+    return { table: DEFAULT_OUTBOX_TABLE, migrate: false, relay: null, schedules: null, deduplication: null };
   if (!isPlainObject(outbox)) return raise(`${name} must be an object: { pool, table?, relay?, schedules? }`, 'type');
-  checkKnownKeys(outbox, ['pool', 'table', 'migrate', 'relay', 'schedules'], name, raise);
+  checkKnownKeys(outbox, ['pool', 'table', 'migrate', 'relay', 'schedules', 'deduplication'], name, raise);
   const options = outbox as unknown as BabelQueueOutboxOptions;
   if (typeof options.pool?.connect !== 'function')
     return raise(`${name}.pool must be a pg Pool (new Pool({ connectionString }))`, 'type');
@@ -64,7 +74,25 @@ export function resolveOutbox(outbox: unknown, name: string, raise: RaiseOptionE
     migrate: options.migrate ?? false,
     relay: relay === false ? null : relay === true ? {} : relay,
     schedules: resolveSchedules(options.schedules, `${name}.schedules`, raise),
+    deduplication: resolveDeduplication(options.deduplication, `${name}.deduplication`, raise),
   };
+}
+
+function resolveDeduplication(value: unknown, name: string, raise: RaiseOptionError): ResolvedOutbox['deduplication'] {
+  if (value === undefined) return null;
+  const shape = `{ producerName, takeOverAfterMs? }`;
+  if (!isPlainObject(value)) return raise(`${name} must be ${shape}`, 'type');
+  checkKnownKeys(value, ['producerName', 'takeOverAfterMs'], name, raise);
+  const { producerName, takeOverAfterMs } = value as { producerName?: unknown; takeOverAfterMs?: unknown };
+  if (typeof producerName !== 'string' || producerName.trim() === '')
+    return raise(
+      `${name}.producerName must be a non-empty string, the same after every restart and different on every instance, got ${describeValue(producerName)}`,
+      'type',
+    );
+  if (takeOverAfterMs === undefined) return { producerName };
+  if (typeof takeOverAfterMs !== 'number' || !Number.isInteger(takeOverAfterMs) || takeOverAfterMs < 0)
+    return raise(`${name}.takeOverAfterMs must be an integer >= 0, got ${describeValue(takeOverAfterMs)}`, 'type');
+  return { producerName, takeOverAfterMs };
 }
 
 function resolveSchedules(schedules: unknown, name: string, raise: RaiseOptionError): ResolvedOutbox['schedules'] {

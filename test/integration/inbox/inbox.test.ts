@@ -66,6 +66,8 @@ interface Behaviour {
   failOnce?: (n: number) => boolean;
   /** How long the handler holds its transaction after its writes, ms. */
   holdMs?: number;
+  /** Told each time the handler body starts, with the message's id. */
+  onRun?: (messageId: string) => void;
 }
 
 async function startApp(topic: string, followTopic: string, tables: Tables, behaviour: Behaviour = {}) {
@@ -73,6 +75,7 @@ async function startApp(topic: string, followTopic: string, tables: Tables, beha
   class Orders {
     @BabelHandler(URN)
     async placed(@Payload('n') n: number, @Ctx() ctx: BabelContext) {
+      behaviour.onRun?.(ctx.getEnvelope().meta.id);
       const tx = ctx.getTransaction<pg.PoolClient>();
       await tx.query(`INSERT INTO ${tables.orders} (message_id, n) VALUES ($1, $2)`, [ctx.getEnvelope().meta.id, n]);
       await ctx.publish(FOLLOW_UP, { n });
@@ -202,6 +205,34 @@ test('two instances given the same id at once: one runs, the other waits for its
   expect(await followUps(followTopic, 20)).toEqual(range(20));
 });
 
+test('two instances given each of 1,000 ids twice at once: the handler body ran 1,000 times, not 2,000', async () => {
+  const tables = await freshTables();
+  const topic = uniqueTopic('inbox-instances-1000');
+  const followTopic = uniqueTopic('inbox-follow');
+  const runs = new Map<string, number>();
+  const onRun = (id: string) => runs.set(id, (runs.get(id) ?? 0) + 1);
+  const first = await startApp(topic, followTopic, tables, { onRun });
+  const second = await startApp(topic, followTopic, tables, { onRun });
+  const envelopes = range(1000).map((n) => EnvelopeCodec.make(URN, { n }, { queue: topic }));
+  // Each id's two copies back to back: the Shared subscription hands them to either instance, or both to one.
+  await publishAll(
+    topic,
+    envelopes.flatMap((envelope) => [envelope, envelope]),
+  );
+  const acks = () => [...first, ...second].filter((e) => e.action === 'ack');
+  await waitFor('2,000 acks', () => acks().length === 2000, 90_000);
+  expect([...runs.values()].reduce((sum, count) => sum + count, 0)).toBe(1000);
+  expect(runs.size).toBe(1000);
+  expect(acks().filter((e) => e.duplicate === true)).toHaveLength(1000);
+  expect(await businessRows(tables)).toEqual({ rows: 1000, distinct: 1000 });
+  expect(await followUps(followTopic, 1000)).toEqual(range(1000));
+  const duplicates = (events: SettledEvent[]) => events.filter((e) => e.duplicate === true).length;
+  console.log(
+    `1,000 ids twice each, two instances: the body ran ${runs.size} times; duplicates acknowledged without running: ` +
+      `${duplicates(first)} on the first instance, ${duplicates(second)} on the second`,
+  );
+});
+
 test('the same id run through PostgresInbox by 2 concurrent callers, 1,000 times: the body ran 1,000 times', async () => {
   const tables = await freshTables();
   const inbox = new PostgresInbox({ pool, table: tables.inbox });
@@ -227,6 +258,23 @@ test('the same id run through PostgresInbox by 2 concurrent callers, 1,000 times
   expect(await inbox.prune(0, 400)).toBe(400); // pruning, in small batches
   expect(await inbox.prune(0, 400)).toBe(400);
   expect(await inbox.prune(0, 400)).toBe(200);
+});
+
+test('ids and subscriptions with quotes, backslashes and SQL in them are recorded as they are (BEGIN and the row go as one query)', async () => {
+  const tables = await freshTables();
+  const inbox = new PostgresInbox({ pool, table: tables.inbox });
+  const awkward = [`it's`, 'back\\slash\\', `x'); DROP TABLE ${tables.orders}; --`, 'ğüş 😀', `E'\\'`];
+  const subscription = `sub'scription\\`;
+  for (const id of awkward) {
+    expect(await inbox.run(subscription, id, async (tx) => void (await tx.client.query('SELECT 1')))).toBe('ran');
+    expect(await inbox.run(subscription, id, async () => undefined)).toBe('duplicate');
+  }
+  const kept = await pool.query<{ subscription: string; message_id: string }>(
+    `SELECT subscription, message_id FROM ${tables.inbox}`,
+  );
+  expect(kept.rows.map((row) => row.message_id).sort()).toEqual([...awkward].sort());
+  expect(new Set(kept.rows.map((row) => row.subscription))).toEqual(new Set([subscription]));
+  expect(await businessRows(tables)).toEqual({ rows: 0, distinct: 0 }); // the table is still there
 });
 
 test('a message without meta.id runs in a transaction every time, without an inbox row; a throw rolls it back', async () => {

@@ -111,6 +111,8 @@ export interface PeerMessage {
   delayMs?: number;
   /** Pin bq-job to this URN while the body keeps `urn` (only where the SDK can). */
   routeUrn?: string;
+  /** Publish one envelope this many times, every copy with the same meta.id (Python peer only). */
+  copies?: number;
 }
 
 const jsonLines = (text: string): any[] =>

@@ -168,8 +168,18 @@ def produce(args: argparse.Namespace) -> int:
             trace_id: Optional[str] = item.get("traceId")
             delay_ms = int(item.get("delayMs") or 0)
             route_urn: str = item.get("routeUrn") or ""
+            copies = int(item.get("copies") or 1)
             sent_at = now_ms()
-            if delay_ms > 0:
+            if copies > 1:
+                # One envelope published `copies` times with the SDK's transport, as a producer that retries a
+                # publish it could not confirm does: every copy has the same meta.id.
+                envelope = EnvelopeCodec.make(urn, data, queue=args.topic, trace_id=trace_id)
+                body = EnvelopeCodec.encode(envelope)
+                for _ in range(copies):
+                    transport.publish(args.topic, body)
+                message_id, trace = envelope["meta"]["id"], envelope["trace_id"]
+                how = "PulsarTransport.publish x%d" % copies
+            elif delay_ms > 0:
                 # The SDK has no delayed publish for Pulsar (BabelQueue.publish and
                 # PulsarTransport.publish take no delay). The body and the bq-* properties are the
                 # SDK's own (EnvelopeCodec + the transport's projection); the delay is the official
