@@ -96,7 +96,8 @@ async function measure(serviceUrl, pool, viaInbox) {
       `SELECT count(*)::int AS n, count(DISTINCT message_id)::int AS ids FROM ${orders}`,
     );
     if (rows[0].ids !== MESSAGES) throw new Error(`${rows[0].ids} distinct ids in the rows for ${MESSAGES} messages`);
-    if (rows[0].n !== rows[0].ids) console.log(`  (${rows[0].n - rows[0].ids} handled twice: the publisher stored copies)`);
+    if (rows[0].n !== rows[0].ids)
+      console.log(`  (${rows[0].n - rows[0].ids} handled twice: the publisher stored copies)`);
     return (stored - 1) / ((last - first) / 1000); // deliveries per second, a copy skipped by the inbox included
   } finally {
     await running.close();
