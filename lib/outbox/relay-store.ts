@@ -54,13 +54,19 @@ interface RawRow {
   attempts: number;
   headers?: unknown;
   dedup_sequence?: string | number | null;
+  /** Only in a deduplicating relay's claim: whether the row's backoff is over. */
+  due?: boolean;
 }
 
 /** A claim: the rows are locked until commit() (or until the connection dies, when they are free again). */
 export interface OutboxClaim {
   rows: OutboxRow[];
   markPublished(seqs: string[]): Promise<void>;
-  markFailed(seq: string, error: string, retryInMs: number): Promise<void>;
+  /**
+   * Due again after `retryInMs`. A deduplicating relay's row keeps its stamp when `keepStamp` (no later id of the
+   * pass went out: the copy sent again with the same id is dropped if the broker had stored it), else loses it.
+   */
+  markFailed(seq: string, error: string, retryInMs: number, keepStamp?: boolean): Promise<void>;
   /** No longer tried: `parked_at` set, never due again until re-queued (see parked.ts). */
   markParked(seq: string, error: string): Promise<void>;
   /** Whether the table has the `parked_at` column (a table created before parking existed has not). */
@@ -107,7 +113,9 @@ export function outboxHasHeaders(pool: OutboxPool, table: string): Promise<boole
  * skipped, so two relays never publish one row at the same time. The lock lasts the claim's transaction. With
  * `dedupProducer`, only the rows stamped for that producer are claimed, lowest sequence id first (the broker
  * drops an id not above the last one it stored for the name), and a row that fails loses its stamp: it is
- * stamped anew, above every id sent since, before it is tried again.
+ * stamped anew, above every id sent since, before it is tried again. Those rows are claimed with a plain
+ * `FOR UPDATE`: another relay's stamping statement may hold one of them for a moment (it locks what it scans), and
+ * skipping it would send the ids after it first, so the broker would drop it once sent.
  */
 export async function claimOutboxRows(
   pool: OutboxPool,
@@ -136,11 +144,14 @@ export async function claimOutboxRows(
         ? `SELECT ${columns} FROM ${table}
             WHERE published_at IS NULL AND next_attempt_at <= now()
             ORDER BY seq LIMIT $1 FOR UPDATE SKIP LOCKED`
-        : `SELECT ${columns}, dedup_sequence FROM ${table}
-            WHERE published_at IS NULL AND next_attempt_at <= now() AND dedup_producer = $2
-            ORDER BY dedup_sequence LIMIT $1 FOR UPDATE SKIP LOCKED`,
+        : `SELECT ${columns}, dedup_sequence, next_attempt_at <= now() AS due FROM ${table}
+            WHERE published_at IS NULL AND dedup_producer = $2
+            ORDER BY dedup_sequence LIMIT $1 FOR UPDATE`,
       dedupProducer === undefined ? [limit] : [limit, dedupProducer],
     )) as RawRow[];
+    // A stamped row waiting out its backoff holds back the ids above it: sent first, they would get it dropped.
+    const waiting = raw.findIndex((row) => row.due === false);
+    if (waiting !== -1) raw.splice(waiting);
     const unstamp = dedupProducer === undefined ? '' : ', dedup_producer = NULL, dedup_sequence = NULL';
     const rows = raw.map((row) => ({
       seq: String(row.seq),
@@ -162,9 +173,9 @@ export async function claimOutboxRows(
           [seqs],
         );
       },
-      async markFailed(seq, error, retryInMs) {
+      async markFailed(seq, error, retryInMs, keepStamp = false) {
         await connection.query(
-          `UPDATE ${table} SET attempts = attempts + 1, last_error = $2${unstamp},
+          `UPDATE ${table} SET attempts = attempts + 1, last_error = $2${keepStamp ? '' : unstamp},
              next_attempt_at = now() + ($3::integer * interval '1 millisecond') WHERE seq = $1::bigint`,
           [seq, error.slice(0, 2000), Math.ceil(retryInMs)],
         );

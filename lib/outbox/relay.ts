@@ -290,6 +290,7 @@ export class OutboxRelay {
         // Started together: sends to one producer leave in the order they were issued, which is row order (with
         // deduplication, sequence id order, as the broker needs).
         const outcomes = await Promise.allSettled(claim.rows.map((row) => this.publish(row)));
+        const lastSent = outcomes.map((outcome) => outcome.status).lastIndexOf('fulfilled');
         const published: OutboxRow[] = [];
         for (const [index, outcome] of outcomes.entries()) {
           const row = claim.rows[index]!;
@@ -298,7 +299,7 @@ export class OutboxRelay {
             if (row.attempts > 0) republished = true;
             continue;
           }
-          const parked = await this.settleFailure(claim, row, outcome.reason);
+          const parked = await this.settleFailure(claim, row, outcome.reason, index > lastSent);
           if (parked) result.parked += 1;
           else result.failed += 1;
           if (outboxFailureCause(outcome.reason) === 'broker') {
@@ -333,8 +334,16 @@ export class OutboxRelay {
     return { result, claimed: claim.rows.length, limit, brokerFailures: brokerFailures.length };
   }
 
-  /** Marks a failed row (parked, or due again after the backoff); true when it was parked. */
-  private async settleFailure(claim: OutboxClaim, row: OutboxRow, reason: unknown): Promise<boolean> {
+  /**
+   * Marks a failed row (parked, or due again after the backoff); true when it was parked. A stamped row after the
+   * last one sent keeps its stamp (see OutboxClaim.markFailed).
+   */
+  private async settleFailure(
+    claim: OutboxClaim,
+    row: OutboxRow,
+    reason: unknown,
+    afterLastSent: boolean,
+  ): Promise<boolean> {
     const text = errorText(reason);
     const cause = outboxFailureCause(reason);
     this.metrics?.failed(row.topic, cause);
@@ -357,7 +366,7 @@ export class OutboxRelay {
       );
       return true;
     }
-    await claim.markFailed(row.seq, text, decision.retryInMs);
+    await claim.markFailed(row.seq, text, decision.retryInMs, afterLastSent);
     this.logger.debug?.(
       `outbox row ${row.messageId} to ${row.topic} not published (attempt ${attempt}, ${cause === 'row' ? 'the row is at fault' : 'broker'}; ` +
         `next try in ${decision.retryInMs} ms): ${text}`,
