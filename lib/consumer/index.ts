@@ -11,7 +11,14 @@ export { decideSettlement, countedAttempt } from './settle.js';
 export type { BabelQueueHooks, ConsumerLogger, DeadLetterWrite } from './hooks.js';
 export { processMessage } from './process-message.js';
 export { isRetriableByDefault } from './processor-context.js';
-export type { Dispatcher, HandlerPolicy, ProcessorContext, ReplySender, SettledEvent } from './processor-context.js';
+export type {
+  ProcessorContext,
+  ReplySender,
+  Resolution,
+  ResolvedHandler,
+  SettledEvent,
+  SubscriptionPolicy,
+} from './processor-context.js';
 export { TopicConsumer } from './topic-consumer.js';
 export type { TopicConsumerOptions } from './topic-consumer.js';
 export { HandlerTimeoutError, withHandlerTimeout } from './handler-timeout.js';

@@ -13,7 +13,14 @@ import { countedAttempt, decideSettlement } from './settle.js';
 import { outcomeOfRequest, RequestedSettlement, SettleRequests } from './settle-request.js';
 import { escapeControls, indentedBlock, quoted } from '../text/untrusted-text.js';
 import { errorReply, replyRequestOf, type ReplyBody } from '../pulsar/reply-binding.js';
-import { isRetriableByDefault, settledEvent, type ProcessorContext, type SettledEvent } from './processor-context.js';
+import {
+  isRetriableByDefault,
+  settledEvent,
+  type ProcessorContext,
+  type ResolvedHandler,
+  type SettledEvent,
+  type SubscriptionPolicy,
+} from './processor-context.js';
 import { replyOf, sendReply } from './request-replies.js';
 import { carryOut } from './settlement-io.js';
 import { decideUnknownUrn, FAIL_ON_UNKNOWN_URN, type UnknownUrnStrategy } from './unknown-urn.js';
@@ -47,6 +54,8 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
   let failure: Error | null = null;
   /** The handler was skipped: its message id was handled before (idempotency, inbox). */
   let duplicate = false;
+  /** The URN's handler here, resolved once; null for a message no handler here runs. */
+  let handler: ResolvedHandler | null = null;
   if (inspection.kind === 'gate-rejected') {
     onError(new SchemaVersionRejectedError(inspection.received), {});
   } else if (inspection.kind === 'poison') {
@@ -62,12 +71,15 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
       );
     }
     const requests = new SettleRequests(ctx.delayedRetryRefusal ?? null);
-    if (!ctx.hasHandler(inspection.urn)) {
+    const resolution = ctx.resolve(inspection.urn);
+    if (resolution === null) {
       unknownUrn = decideUnknownUrn(ctx.unknownUrn ?? FAIL_ON_UNKNOWN_URN, inbound.redeliveryCount);
       outcome = await settleUnknownUrn(unknownUrn, inspection.urn, inspection.envelope, message, ctx);
-    } else {
+    } else if (resolution !== 'sibling') {
+      // A URN a sibling subscription handles is its work: acknowledged here as handled.
+      handler = resolution;
       if (ctx.pace) await ctx.pace();
-      outcome = await runHandler(inspection.urn, inspection.envelope, message, ctx, requests);
+      outcome = await runHandler(handler, inspection.urn, inspection.envelope, message, ctx, requests);
     }
     const requested = requests.settle();
     duplicate = requests.duplicate;
@@ -79,7 +91,7 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
             `settled as asked; the failure was ${quoted(asError(outcome.error).message)}`,
         );
       outcome = outcomeOfRequest(requested);
-    } else if (outcome.kind === 'failed' && !(ctx.isRetriable ?? isRetriableByDefault)(outcome.error, inspection.urn)) {
+    } else if (outcome.kind === 'failed' && !retriable(handler ?? ctx.policy, outcome.error)) {
       outcome = { ...outcome, retriable: false };
     }
     if (outcome.kind === 'failed') {
@@ -106,18 +118,17 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
     }
   }
 
-  const own = urn === null ? undefined : ctx.handlerPolicy?.(urn);
+  const settings = handler ?? ctx.policy;
   // Spelled out, not spread: V8 (Node 20) gives an optimized `{ ...source, more }` a new hidden class on every
   // call, which costs a map allocation and a transition search per message.
   const policy: SettlementPolicy = {
-    maxAttempts: own?.maxAttempts ?? ctx.policy.maxAttempts,
+    maxAttempts: settings.maxAttempts,
     retryBy: ctx.retryProducer ? 'republish' : 'nack',
     deadLetter: ctx.deadLetterProducer !== null,
     now: ctx.now?.() ?? Date.now(),
     jitterSample: (ctx.random ?? Math.random)(),
   };
-  const retryPolicy = own?.retryPolicy ?? ctx.policy.retryPolicy;
-  if (retryPolicy !== undefined) policy.retryPolicy = retryPolicy;
+  if (settings.retryPolicy !== undefined) policy.retryPolicy = settings.retryPolicy;
   const settlement = decideSettlement(inbound, settledFrom, outcome, policy);
   const event = settledEvent(ctx.topic, message, urn, settlement.action);
   if (unknownUrn !== undefined) event.unknownUrn = unknownUrn;
@@ -152,6 +163,11 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
   const { deadLetter } = carried;
   if (deadLetter) callHookSafely(ctx.logger, 'onDeadLetter', () => ctx.hooks.onDeadLetter?.(deadLetter, message));
   return event;
+}
+
+/** A failure's classification by the handler's rule, or the subscription's, or the default one. */
+function retriable(settings: Pick<SubscriptionPolicy, 'isRetriable'>, error: unknown): boolean {
+  return (settings.isRetriable ?? isRetriableByDefault)(error);
 }
 
 /** Writes a delivery's own line to the log, unless a tap (the testing kit) takes it. */
@@ -247,6 +263,7 @@ async function settleUnknownUrn(
 }
 
 async function runHandler(
+  handler: ResolvedHandler,
   urn: string,
   envelope: Envelope,
   message: PulsarMessage,
@@ -254,11 +271,11 @@ async function runHandler(
   requests: SettleRequests,
 ): Promise<Outcome> {
   try {
-    const timeoutMs = ctx.handlerTimeoutMs?.(urn) ?? 0;
+    const { timeoutMs } = handler;
     // The result is kept only when the handler ended in time: a late handler's value answers nothing.
     let result: unknown;
     await withHandlerTimeout(
-      ctx.dispatch(urn, envelope, message, requests).then((value) => {
+      handler.run(envelope, message, requests).then((value) => {
         result = value;
       }),
       urn,

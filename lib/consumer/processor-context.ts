@@ -3,7 +3,7 @@ import { BabelNonRetriableError } from '../envelope/index.js';
 import type { Envelope } from '../envelope/index.js';
 import type { PulsarConsumer, PulsarMessage, PulsarProducer, PulsarProducerMessage } from '../pulsar/client-types.js';
 import { messageIdText } from '../pulsar/message-id.js';
-import type { Settlement, SettlementPolicy } from './decision-types.js';
+import type { Settlement } from './decision-types.js';
 import type { BabelQueueHooks, ConsumerLogger } from './hooks.js';
 import type { HandlerDeadlines } from './handler-timeout.js';
 import type { NackCount } from './nack-count.js';
@@ -12,42 +12,58 @@ import type { RetryPolicy } from './retry-delay.js';
 import type { SettleRequests } from './settle-request.js';
 import type { UnknownUrnPolicy, UnknownUrnStrategy } from './unknown-urn.js';
 
-/**
- * Runs the handler for a URN; rejects when the handler fails, else resolves to what it returned (the reply to a
- * request). `requests` takes what the handler asks for (`ctx.retry()`, `ctx.deadLetter()`): it decides the
- * settlement however the handler ends.
- */
-export type Dispatcher = (
-  urn: string,
-  envelope: Envelope,
-  message: PulsarMessage,
-  requests: SettleRequests,
-) => Promise<unknown>;
-
 /** Publishes a reply to a request on the reply topic the request names. */
 export type ReplySender = (topic: string, message: PulsarProducerMessage) => Promise<void>;
+
+/**
+ * One URN's handler as a subscription runs it, resolved once at start: the call and everything the settlement of
+ * its messages needs, its own settings already merged over the server's.
+ */
+export interface ResolvedHandler {
+  /**
+   * Runs the handler; rejects when it fails, else resolves to what it returned (the reply to a request).
+   * `requests` takes what the handler asks for (`ctx.retry()`, `ctx.deadLetter()`): it decides the settlement
+   * however the handler ends.
+   */
+  run(envelope: Envelope, message: PulsarMessage, requests: SettleRequests): Promise<unknown>;
+  /** ms; 0 = none. */
+  timeoutMs: number;
+  maxAttempts: number;
+  retryPolicy?: RetryPolicy;
+  /** Whether a failure may be retried (default rule: anything but a BabelNonRetriableError). */
+  isRetriable(error: unknown): boolean;
+}
+
+/**
+ * The one answer a subscription gives about a message's URN: its handler here; `sibling` when another subscription
+ * of the same topic handles it (that one runs it, this one acknowledges it); null when nobody here does (the
+ * subscription's unknown-URN strategy applies).
+ */
+export type Resolution = ResolvedHandler | 'sibling' | null;
+
+/** The settlement settings of a message no handler here runs (a poison message, an unknown URN). */
+export interface SubscriptionPolicy {
+  maxAttempts: number;
+  retryPolicy?: RetryPolicy;
+  /** Default: anything but a BabelNonRetriableError. */
+  isRetriable?: (error: unknown) => boolean;
+}
 
 export interface ProcessorContext {
   topic: string;
   consumer: PulsarConsumer;
   retryProducer: PulsarProducer | null;
   deadLetterProducer: PulsarProducer | null;
-  policy: Omit<SettlementPolicy, 'now' | 'deadLetter' | 'retryBy' | 'jitterSample'>;
-  /** A handler's own `maxAttempts` / `retryPolicy`, which win over `policy` for its URN. */
-  handlerPolicy?: (urn: string) => HandlerPolicy | undefined;
-  /** Whether a failure of the URN's handler may be retried; default: anything but a BabelNonRetriableError. */
-  isRetriable?: (error: unknown, urn: string) => boolean;
+  policy: SubscriptionPolicy;
+  /** Answers once per message which handler runs it (see Resolution). */
+  resolve(urn: string): Resolution;
   /** Why `ctx.retry({ delayMs })` cannot be honoured on this consumer (see delayedRetryRefusal); absent = it can. */
   delayedRetryRefusal?: string | null;
   /** Draws the jitter sample in [0, 1); default Math.random. */
   random?: () => number;
-  hasHandler(urn: string): boolean;
-  dispatch: Dispatcher;
   hooks: BabelQueueHooks;
   logger: ConsumerLogger;
   now?: () => number;
-  /** Time-out of the URN's handler, ms; 0 or absent = none. */
-  handlerTimeoutMs?: (urn: string) => number;
   /** The consumer's handler time-outs (one timer per time-out length); without it, a timer per message. */
   deadlines?: HandlerDeadlines;
   /** A failure's stack on its log line; otherwise the line alone (the stack is not logged). */
@@ -69,12 +85,6 @@ export interface ProcessorContext {
    * Waited for before the handler's time-out starts.
    */
   pace?: (() => Promise<void>) | null;
-}
-
-/** Per-handler settlement settings (from `@BabelHandler(urn, { maxAttempts, retryPolicy })`). */
-export interface HandlerPolicy {
-  maxAttempts?: number;
-  retryPolicy?: RetryPolicy;
 }
 
 /** The default classification: only an explicit BabelNonRetriableError skips the retries. */

@@ -11,12 +11,8 @@ import {
   type RaiseOptionError,
 } from '../../options/option-table.js';
 import { integer, oneOf } from '../../options/validators.js';
-import {
-  checkConsumerCombination,
-  checkConsumerOptionsFor,
-  checkTopicName,
-  consumerOptions,
-} from '../options/consumer-options.js';
+import { checkConsumerCombination, checkConsumerOptionsFor, consumerOptions } from '../options/consumer-options.js';
+import { topicOption } from '../options/topic-option.js';
 import { checkedProducerSettings, clientNameOf, producerOptionEntries } from '../client/producer-settings.js';
 import type { ProducerOptionsSettings, PulsarClientName } from '../../pulsar/client-options.js';
 import { resolveServerSettings, serverOptionTable, type ResolvedServerSettings } from '../server/server-options.js';
@@ -88,7 +84,7 @@ export const moduleOptionTable = {
     return value as Record<string, unknown> | undefined;
   }),
   /** The default topic: where `publish()` and `emit()` send, and what the server consumes unless `consumer.topics` says otherwise. */
-  topic: option<string>((value, name, raise) => (value === undefined ? undefined : checkTopicName(value, name, raise))),
+  topic: topicOption(),
   /** The server's consumer settings (the `consumer.*` rows). */
   consumer: option<BabelQueueConsumerOptions, Record<string, unknown>>((value, name, raise) => {
     if (value === undefined) return {};

@@ -5,9 +5,9 @@ import { checkCircuitBreakerOptions, type CircuitBreakerOptions } from '../../co
 import { UNKNOWN_URN_STRATEGIES } from '../../consumer/unknown-urn.js';
 import { delayedRetryRefusal, honoursDeliveryTimes } from '../../consumer/settle-request.js';
 import { describeValue } from '../../describe-value.js';
-import { errorText } from '../../envelope/error-text.js';
 import type { PulsarProducer, SubscriptionType } from '../../pulsar/client-types.js';
-import { parseTopic } from '../../pulsar/websocket/index.js';
+import { SUBSCRIPTION_TYPES } from '../../pulsar/subscription-types.js';
+import { checkTopicName } from './topic-option.js';
 import { checkClientOptions, type PulsarClientName, type PulsarConsumerOptions } from '../../pulsar/client-options.js';
 import { option, type RaiseOptionError, type ResolvedOptions } from '../../options/option-table.js';
 import { flag, integer, nonBlank, oneOf } from '../../options/validators.js';
@@ -18,25 +18,8 @@ import { checkHandlerSettingsMap, type HandlerSettingsMap } from './handler-sett
 const RETRY_MODES = ['republish', 'retry-topic', 'nack'] as const;
 export type RetryMode = (typeof RETRY_MODES)[number];
 
-const SUBSCRIPTION_TYPES = ['Exclusive', 'Shared', 'KeyShared', 'Failover'] as const satisfies SubscriptionType[];
-
 export const isProducer = (value: unknown): value is PulsarProducer =>
   typeof value === 'object' && value !== null && typeof (value as PulsarProducer).send === 'function';
-
-/** A topic name the client can parse, trimmed. */
-export function checkTopicName(topic: unknown, name: string, raise: RaiseOptionError): string {
-  if (typeof topic !== 'string' || topic.trim() === '')
-    return raise(
-      `${name} must be a non-blank topic name such as "orders" or "persistent://public/default/orders"`,
-      'type',
-    );
-  try {
-    parseTopic(topic.trim());
-  } catch (error) {
-    return raise(`${name}: ${errorText(error)}`, 'type');
-  }
-  return topic.trim();
-}
 
 function noTopicTwice(topics: string[], name: string, raise: RaiseOptionError): string[] {
   if (new Set(topics).size !== topics.length) raise(`${name} lists a topic twice: ${topics.join(', ')}`, 'type');

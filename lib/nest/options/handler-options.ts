@@ -1,13 +1,12 @@
 import { checkRetryPolicy, type RetryPolicy } from '../../consumer/index.js';
 import type { IdempotencyOptions } from '../../idempotency/store.js';
-import { errorText } from '../../envelope/error-text.js';
 import { option, type RaiseOptionError } from '../../options/option-table.js';
 import { integer, passThrough } from '../../options/validators.js';
-import { parseTopic } from '../../pulsar/topic-name.js';
 import type { PayloadSchema } from '../../schema/payload-schema.js';
 import { checkBatchOptions, type BatchOptions, type ResolvedBatchOptions } from '../../consumer/batch-collector.js';
 import { parseTopicPattern, type TopicPattern } from '../../pulsar/topic-pattern.js';
 import { consumerOptions } from './consumer-options.js';
+import { topicOption } from './topic-option.js';
 
 function optionalName(value: unknown, name: string, example: string, raise: RaiseOptionError): string | undefined {
   if (value === undefined) return undefined;
@@ -58,16 +57,7 @@ export const handlerOptionTable = {
    * subscribes each distinct topic and subscription once and routes within it.
    * @defaultValue the server's topics
    */
-  topic: option<string>((value, name, raise) => {
-    const topic = optionalName(value, name, '"payments"', raise);
-    if (topic === undefined) return undefined;
-    try {
-      parseTopic(topic);
-    } catch (error) {
-      return raise(`${name}: ${errorText(error)}`, 'type');
-    }
-    return topic;
-  }),
+  topic: topicOption(),
   /**
    * The subscription this handler consumes through.
    * @defaultValue the server's `subscription`

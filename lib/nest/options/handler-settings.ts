@@ -6,7 +6,6 @@
  */
 import { checkRetryPolicy, type RetryPolicy } from '../../consumer/index.js';
 import { UNKNOWN_URN_STRATEGIES, type UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
-import { errorText } from '../../envelope/error-text.js';
 import {
   checkKnownKeys,
   isPlainObject,
@@ -17,28 +16,17 @@ import {
 } from '../../options/option-table.js';
 import { integer, nonBlank, oneOf } from '../../options/validators.js';
 import type { SubscriptionType } from '../../pulsar/client-types.js';
-import { parseTopic } from '../../pulsar/topic-name.js';
-
-const TYPES = ['Exclusive', 'Shared', 'KeyShared', 'Failover'] as const satisfies SubscriptionType[];
+import { SUBSCRIPTION_TYPES } from '../../pulsar/subscription-types.js';
+import { topicOption } from './topic-option.js';
 
 /** What one entry of `handlers` may set; each absent key keeps the decorator's value (else the server's). */
 export const handlerSettingsTable = {
   /** The topic the handler consumes (short or full name). */
-  topic: option<string>((value, name, raise) => {
-    if (value === undefined) return undefined;
-    if (typeof value !== 'string' || value.trim() === '')
-      return raise(`${name} must be a non-blank topic name, got ${String(value)}`, 'type');
-    try {
-      parseTopic(value.trim());
-    } catch (error) {
-      return raise(`${name}: ${errorText(error)}`, 'type');
-    }
-    return value.trim();
-  }),
+  topic: topicOption(),
   /** The subscription the handler consumes through. */
   subscription: nonBlank(),
   /** The type of that subscription (every handler of one subscription must agree). */
-  subscriptionType: oneOf(TYPES),
+  subscriptionType: oneOf(SUBSCRIPTION_TYPES),
   /** Attempts before the dead-letter topic. */
   maxAttempts: integer({ min: 1 }),
   /** Delays between attempts. */

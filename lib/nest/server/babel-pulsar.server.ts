@@ -4,46 +4,29 @@ import { EventEmitter } from 'node:events';
 import type { ConsumerLogger } from '../../consumer/index.js';
 import type { LibraryClient } from '../../pulsar/client-types.js';
 import { toLibraryClient } from '../../pulsar/library-client.js';
-import { loadOpenTelemetry } from '../../otel/tracing.js';
-import { ConsumerMetrics } from '../../otel/metrics.js';
 import type { BabelHandlerExtras } from '../handler/babel-handler.decorator.js';
 import { BABEL_HANDLER_EXTRAS, BABEL_OWN_IDEMPOTENCY, BABEL_TRANSPORT } from '../constants.js';
 import { ATTACH_RELAY, type BabelFailureRelay, type RelayTarget } from '../pipeline/failure-relay.js';
 import { OUTCOME_LINE_TAPS, OutcomeLineTaps } from '../../consumer/outcome-lines.js';
-import type { BrokerWait } from '../client/broker-wait.js';
-import { openAndConsume } from './server-startup.js';
 import { nestProcessingHooks, type EndHook, type StartHook } from './processing-hooks.js';
 import { HandlerDispatch } from './handler-dispatch.js';
-import { routeOf } from './handler-registration.js';
+import { foreignPatternWarning, routeOf } from './handler-registration.js';
 import { HandlerRoutes } from './handler-routes.js';
 import type { SubscriptionTarget } from './pause-control.js';
-import {
-  consumerHooksOf,
-  resolveServerOptions,
-  type BabelPulsarServerOptions,
-  type ResolvedServerOptions,
-} from './server-options.js';
-import { fanOutWarnings, foreignPatternWarning } from './server-warnings.js';
-import { StatusMonitor, type BabelServerStatus } from './status-monitor.js';
-import { SubscriptionBreakers } from './subscription-breaker.js';
-import type { LagGauges } from '../../otel/subscription-lag.js';
-import { startLagGauges } from './lag-targets.js';
-import type { BabelServerEvents } from './server-events.js';
-import type { Subscription } from './subscription.js';
-import { openSubscription } from './subscription-runner.js';
-import { SubscriptionSet, type SubscriptionState } from './subscription-set.js';
+import { resolveServerOptions, type BabelPulsarServerOptions, type ResolvedServerOptions } from './server-options.js';
+import { ServerLifecycle } from './server-lifecycle.js';
+import type { BabelServerEvents, BabelServerStatus } from './status-monitor.js';
+import type { SubscriptionSet, SubscriptionState } from './subscription-set.js';
 import { ReplyProducers } from './reply-producers.js';
 import { HandlerSettingsBook, serverDefaultsOf } from '../options/handler-settings.js';
 
-export type { BabelServerStatus } from './status-monitor.js';
-
-export type { BabelServerEvents } from './server-events.js';
+export type { BabelServerEvents, BabelServerStatus } from './status-monitor.js';
 
 /**
  * A NestJS CustomTransportStrategy that consumes Pulsar topics and routes each message to the
  * @BabelHandler method of its URN, settling it as the BabelQueue reference transport does. It keeps Nest's
- * contract; the work is done by its parts: the handler routes, the subscriptions (planned once, see
- * SubscriptionSet), the dispatch to handlers and the status monitor.
+ * contract and its handlers; the work is done by its parts: the handler routes, the dispatch to handlers, and the
+ * lifecycle of what runs (the subscriptions, planned once, see SubscriptionSet, and the status monitor).
  */
 export class BabelPulsarServer
   extends Server<BabelServerEvents, BabelServerStatus>
@@ -66,51 +49,38 @@ export class BabelPulsarServer
   /** The failure relays of the application's modules that declare handlers (one per module). */
   private readonly relays = new Set<BabelFailureRelay>();
   private readonly dispatcher: HandlerDispatch;
-  private readonly monitor: StatusMonitor;
+  private readonly lifecycle: ServerLifecycle;
   /** Handler settings from configuration (the `handlers` option) and where each handler's came from. */
   private readonly handlerSettings: HandlerSettingsBook;
-  /** The producers of the replies to requests (docs/request-response.md). */
-  private readonly replies: ReplyProducers;
-  /** Planned once, on the first listen() or pause(): from then on, no handler can be added. */
-  private subscriptions: SubscriptionSet | null = null;
   /** The one start of this server: a second listen() (also a concurrent one) waits for it. */
   private starting: Promise<void> | null = null;
   private closing: Promise<void> | null = null;
-  private metrics: ConsumerMetrics | undefined;
-  /** Retries the subscriptions while the broker did not answer at start (brokerAtStart: 'optional'). */
-  private brokerWait: BrokerWait | null = null;
-  /** The circuit breaker of each subscription (the `circuitBreaker` option; none without it). */
-  private readonly breakers: SubscriptionBreakers;
-  /** The lag gauges (the `lagGauges` option), from the first start. */
-  private lagGauges: LagGauges | null = null;
 
   constructor(private readonly options: BabelPulsarServerOptions) {
     super();
     this.settings = resolveServerOptions(options);
     this.client = toLibraryClient(options.client);
     this.routes = new HandlerRoutes(this.settings.topics, this.settings.subscription);
-    this.replies = new ReplyProducers(this.client);
     this.handlerSettings = new HandlerSettingsBook(this.settings.handlers, 'handlers');
     // An 'error' event without listeners would throw; errors are logged here instead.
     this.events.on('error', () => undefined);
     this.dispatcher = new HandlerDispatch({
       settings: this.settings,
       logger: this.consumerLogger(),
-      metrics: () => this.metrics,
+      metrics: () => this.lifecycle.consumerMetrics,
       processing: this.processingHooks,
     });
-    this.breakers = new SubscriptionBreakers(this.settings.circuitBreaker, {
-      hold: async (model, held) => {
-        await this.subscriptions?.hold(model, held);
-        this.monitor.refresh();
-      },
+    this.lifecycle = new ServerLifecycle({
+      settings: this.settings,
+      client: this.client,
+      givenClient: options.client,
       logger: this.consumerLogger(),
-    });
-    this.monitor = new StatusMonitor({
-      running: () => this.subscriptions?.running ?? [],
-      defaultSubscription: this.settings.subscription,
-      logger: this.consumerLogger(),
-      publish: (status) => this._status$.next(status),
+      outcomeLines: this[OUTCOME_LINE_TAPS],
+      dispatcher: this.dispatcher,
+      // The producers of the replies to requests (docs/request-response.md).
+      replies: new ReplyProducers(this.client),
+      events: this.events,
+      publishStatus: (status) => this._status$.next(status),
     });
   }
 
@@ -171,7 +141,7 @@ export class BabelPulsarServer
     const babelExtras = extras[BABEL_HANDLER_EXTRAS] as BabelHandlerExtras | undefined;
     // Another named registration's handler: its own server runs it.
     if (babelExtras?.connection !== this.settings.name) return;
-    if (this.subscriptions)
+    if (this.lifecycle.subscriptions)
       throw new Error(`${babelExtras?.handler ?? urn}: handlers are registered before listen() or pause()`);
     if (!babelExtras) this.warnForeignPattern(urn, isEventHandler);
     const given = babelExtras && {
@@ -196,7 +166,7 @@ export class BabelPulsarServer
    * retry or dead-letter producers of the topic that the broker refuses for lack of permission, while it lasts.
    */
   describe(): SubscriptionState[] {
-    return this.subscriptions?.describe() ?? [];
+    return this.lifecycle.subscriptions?.describe() ?? [];
   }
 
   /**
@@ -208,86 +178,34 @@ export class BabelPulsarServer
    */
   async pause(target?: SubscriptionTarget): Promise<void> {
     const settled = this.planned('pause()').setPaused(target, true, 'pause()');
-    this.monitor.refresh();
+    this.lifecycle.monitor.refresh();
     await settled;
-    this.monitor.refresh();
+    this.lifecycle.monitor.refresh();
   }
 
   /** Handles messages again on the consumers `target` names (none: all), those held while paused first. */
   resume(target?: SubscriptionTarget): void {
     void this.planned('resume()').setPaused(target, false, 'resume()');
-    this.monitor.refresh();
+    this.lifecycle.monitor.refresh();
   }
 
   /** The subscriptions, planned from the handlers on first use. */
   private planned(call: string): SubscriptionSet {
     if (this.closing) throw new Error(`${call}: BabelPulsarServer was closed`);
-    if (!this.subscriptions) this.handlerSettings.check(this.routes.handlerNames());
-    this.subscriptions ??= SubscriptionSet.plan(
-      this.routes.subscribed(),
-      this.settings,
-      this.consumerLogger(),
-      (...open) => this.open(...open),
-    );
-    return this.subscriptions;
+    return this.lifecycle.planned(() => {
+      this.handlerSettings.check(this.routes.handlerNames());
+      return this.routes.subscribed();
+    });
   }
 
   private async start(): Promise<void> {
     if (this.closing) throw new Error('BabelPulsarServer was closed; create a new one to listen again');
     // Before any subscription: a setting the client cannot honour fails the start whatever brokerAtStart says.
     const subscriptions = this.planned('listen()');
-    // OpenTelemetry (an optional peer) is imported once; without it there are no spans and no metrics. With
-    // both signals switched off it is not imported at all.
-    const { tracing, metrics } = this.settings.telemetry;
-    if ((tracing || metrics) && (await loadOpenTelemetry()) && metrics) this.metrics ??= ConsumerMetrics.create();
     for (const line of this.handlerSettings.lines) this.consumerLogger().log(line);
-    if (this.settings.retry !== 'nack' && this.settings.retry !== 'retry-topic' && this.settings.startupWarnings)
-      for (const warning of fanOutWarnings(subscriptions.planned)) this.consumerLogger().warn(warning);
-    this.dispatcher.planDirectCalls(
-      subscriptions.planned.flatMap(({ routes }) => [...routes.values()]),
-      this.relays,
-    );
-    this.brokerWait = await openAndConsume(subscriptions, {
-      settings: this.settings,
-      client: this.options.client,
-      monitor: this.monitor,
-      logger: this.consumerLogger(),
-      closing: () => this.closing !== null,
-    });
-    this.lagGauges ??= startLagGauges(
-      this.settings.lagGauges,
-      () => this.subscriptions?.running ?? [],
-      this.consumerLogger(),
-    );
-  }
-
-  private open(model: Subscription, initialPosition?: 'Earliest' | 'Latest') {
-    const breaker = this.breakers.of(model);
-    return openSubscription(
-      model,
-      {
-        client: this.client,
-        settings: this.settings,
-        logger: this.consumerLogger(),
-        hooks: consumerHooksOf(this.settings),
-        outcomeLines: this[OUTCOME_LINE_TAPS],
-        hasHandler: (subscription, urn) =>
-          subscription.routes.has(urn) || (this.subscriptions?.handledBySibling(subscription, urn) ?? false),
-        dispatch: (...call) => this.dispatcher.dispatchIn(...call),
-        reply: (topic, message) => this.replies.send(topic, message),
-        onSettled: (event) => {
-          this.metrics?.settled(event);
-          breaker?.settled(event);
-          // A plain copy: the consumer's event reads its message id only when asked (see settledEvent).
-          if (this.events.listenerCount('settled') > 0) this.events.emit('settled', { ...event });
-        },
-        onLoopError: (subscription, error) => {
-          this.consumerLogger().error(`receive on ${subscription.topic} failed: ${error.message}`);
-          this.events.emit('error', error);
-        },
-      },
-      initialPosition,
-    );
+    const routes = subscriptions.planned.flatMap((subscription) => [...subscription.routes.values()]);
+    this.dispatcher.planDirectCalls(routes, this.relays);
+    await this.lifecycle.start(subscriptions);
   }
 
   /** Nest's processing hooks around each handler call (docs/architecture.md#nests-processing-hooks). */
@@ -311,17 +229,7 @@ export class BabelPulsarServer
     return this.settings.logger ?? this.logger;
   }
 
-  private async stop(): Promise<void> {
-    await this.brokerWait?.stop();
-    // A start under way finishes first, so nothing it opens stays open.
-    await this.starting?.catch(() => undefined);
-    this.monitor.stop();
-    this.breakers.close();
-    this.lagGauges?.stop();
-    // Waiting batches are handed over at once, so their messages settle within the shutdown time-out.
-    this.dispatcher.close();
-    await this.subscriptions?.close(this.settings.shutdownTimeoutMs);
-    await this.replies.close();
-    this.monitor.set('closed');
+  private stop(): Promise<void> {
+    return this.lifecycle.stop(this.starting);
   }
 }

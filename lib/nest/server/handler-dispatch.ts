@@ -17,7 +17,6 @@ import { failureOf, unrelayedFailureOf } from '../pipeline/failure-classify.js';
 import type { BabelFailureRelay } from '../pipeline/failure-relay.js';
 import { BatchDispatch } from './batch-dispatch.js';
 import type { Route } from './handler-routes.js';
-import type { Subscription } from './subscription.js';
 import type { ResolvedServerOptions } from './server-options.js';
 
 /**
@@ -65,26 +64,6 @@ export class HandlerDispatch {
   /** Hands over every waiting batch now, and each later message at once (the server is stopping). */
   close(): void {
     this.batches.close();
-  }
-
-  /**
-   * Runs the URN's handler of `subscription`, `ctx.getTopic()` naming its reported topic. A URN only a sibling
-   * subscription of this topic handles is that subscription's work: nothing runs, and it is acknowledged here.
-   */
-  async dispatchIn(
-    subscription: Subscription,
-    urn: string,
-    envelope: Envelope,
-    message: PulsarMessage,
-    requests: SettleRequests,
-  ): Promise<unknown> {
-    const route = subscription.routes.get(urn);
-    if (route)
-      return this.dispatch(route, urn, envelope, message, subscription.topic, requests, {
-        reportedTopic: subscription.reportedTopic,
-        subscription: subscription.subscription,
-      });
-    return undefined;
   }
 
   async dispatch(

@@ -57,12 +57,8 @@ export function routeOf(
     ...(concurrency !== undefined && { concurrency }),
     ...(unknownUrn !== undefined && { unknownUrn }),
     ...(inbox !== undefined && { inbox }),
-    ...((maxAttempts !== undefined || retryPolicy !== undefined) && {
-      policy: {
-        ...(maxAttempts !== undefined && { maxAttempts }),
-        ...(retryPolicy !== undefined && { retryPolicy }),
-      },
-    }),
+    ...(maxAttempts !== undefined && { maxAttempts }),
+    ...(retryPolicy !== undefined && { retryPolicy }),
   };
   const place: BindingPlace = {
     ...(topic !== undefined && { topic }),
@@ -72,4 +68,14 @@ export function routeOf(
     }),
   };
   return { route, place };
+}
+
+/** A pattern from @EventPattern / @MessagePattern: it runs, but without what @BabelHandler adds (pure). */
+export function foreignPatternWarning(pattern: string, isEventHandler: boolean): string {
+  return (
+    `${isEventHandler ? '@EventPattern' : '@MessagePattern'}('${pattern}') is bound to BabelPulsarServer: use ` +
+    `@BabelHandler('${pattern}') instead, or its failures are reported as "Internal server error" without ` +
+    'their cause. To keep a pattern for another transport off this one, give it that transport: ' +
+    `@EventPattern('${pattern}', Transport.KAFKA)`
+  );
 }

@@ -1,6 +1,6 @@
 import type { UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
 import type { MessageHandler } from '@nestjs/microservices';
-import type { HandlerPolicy } from '../../consumer/index.js';
+import type { RetryPolicy } from '../../consumer/retry-delay.js';
 import type { BabelContext, HandlerRef } from '../context/babel.context.js';
 import type { DirectCall } from '../pipeline/direct-call.js';
 import type { BabelFailureRelay } from '../pipeline/failure-relay.js';
@@ -27,8 +27,10 @@ export interface Route {
   declaredAt?: HandlerRef;
   /** Set at start when the method can be called without Nest's pipeline (see planDirectCall). */
   direct?: { call: DirectCall; relay: BabelFailureRelay };
+  /** The handler's own settings, when it has them (the server's otherwise). */
   timeoutMs?: number;
-  policy?: HandlerPolicy;
+  maxAttempts?: number;
+  retryPolicy?: RetryPolicy;
   /** JSON Schema of `data`, validated (and its marked fields decrypted) before the handler runs. */
   schema?: PayloadSchema;
   /** The handler has an idempotency store of its own: the module-wide one does not wrap it. */

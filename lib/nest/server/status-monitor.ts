@@ -1,4 +1,4 @@
-import type { ConsumerLogger } from '../../consumer/index.js';
+import type { ConsumerLogger, SettledEvent } from '../../consumer/index.js';
 import type { RunningSubscription } from './subscription-runner.js';
 
 /**
@@ -6,6 +6,14 @@ import type { RunningSubscription } from './subscription-runner.js';
  * and every consumer is paused (see pause(); describe() tells which are when only some are).
  */
 export type BabelServerStatus = 'connected' | 'disconnected' | 'reconnecting' | 'stalled' | 'paused' | 'closed';
+
+/** Events of `server.on(...)`. */
+export type BabelServerEvents = {
+  /** Every delivery once settled: acknowledged, retried, dead-lettered, negatively acknowledged, dropped. */
+  settled: (event: SettledEvent) => void;
+  /** An error outside any one message (a failing receive, a consumer that cannot reconnect). */
+  error: (error: Error) => void;
+};
 
 const STATUS_POLL_MS = 1000;
 

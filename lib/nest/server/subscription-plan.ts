@@ -7,7 +7,8 @@ import { consumerConfigFor, deadLetterTopicOf, retryTopicOf } from './consumer-c
 import { checkReleasable } from '../options/consumer-options.js';
 import type { Binding, Route } from './handler-routes.js';
 import type { ResolvedServerOptions } from './server-options.js';
-import { delayRefusalOf, Subscription, type RouteSettings } from './subscription.js';
+import { delayRefusalOf, Subscription, type ResolvedHandlerSettings } from './subscription.js';
+import type { SubscriptionPolicy } from '../../consumer/processor-context.js';
 
 /** A topic with batch handlers takes in at least a full batch at once, or no batch would ever fill. */
 function intakeConcurrency(concurrency: number, routes: ReadonlyMap<string, Route>): number {
@@ -78,7 +79,11 @@ export function planSubscriptions(
   const serverRule = composeRetriable([settings.isRetriable], isRetriableNestFailure, (problem) =>
     warn(`the server: ${problem}`),
   );
-  const fallback: RouteSettings = { isRetriable: serverRule, timeoutMs: settings.handlerTimeoutMs };
+  const policy: SubscriptionPolicy = {
+    maxAttempts: settings.maxAttempts,
+    ...(settings.retryPolicy && { retryPolicy: settings.retryPolicy }),
+    isRetriable: serverRule,
+  };
   return bindings.map((binding) => {
     const passThrough = bindingConsumerOptions(binding, settings.consumerOptions, client);
     const subscriptionType = agreed(binding, 'subscriptionType', settings.subscriptionType);
@@ -97,13 +102,16 @@ export function planSubscriptions(
           throw new TypeError(problem);
         },
       );
-    const routeSettings = new Map<string, RouteSettings>();
+    const handlers = new Map<string, ResolvedHandlerSettings>();
     for (const [urn, route] of binding.routes) {
-      routeSettings.set(urn, {
+      const retryPolicy = route.retryPolicy ?? settings.retryPolicy;
+      handlers.set(urn, {
         isRetriable: composeRetriable([route.isRetriable, settings.isRetriable], isRetriableNestFailure, (problem) =>
           warn(`${route.name}: ${problem}`),
         ),
         timeoutMs: routeTimeoutMs(route, settings.handlerTimeoutMs),
+        maxAttempts: route.maxAttempts ?? settings.maxAttempts,
+        ...(retryPolicy && { retryPolicy }),
       });
     }
     // Whichever way the receiver queue was set, it is what the client holds while paused.
@@ -121,8 +129,8 @@ export function planSubscriptions(
         pausedHoldLimit: receiverQueue === undefined ? undefined : Math.max(1, receiverQueue),
         delayRefusal: delayRefusalOf(settings.retry === 'nack', consumer),
       },
-      routeSettings,
-      fallback,
+      handlers,
+      policy,
       deadLetterTopic: binding.pattern ? null : deadLetterTopicOf(binding.topic, settings.deadLetter),
       // A pattern's label is no topic: each topic it finds gets its own when derived (see SubscriptionSet).
       retryTopic: binding.pattern ? null : retryTopicOf(binding.topic, binding.subscription, settings.retry),

@@ -1,12 +1,21 @@
 import { TopicConsumer, type BabelQueueHooks, type ConsumerLogger, type SettledEvent } from '../../consumer/index.js';
-import type { Dispatcher, ReplySender } from '../../consumer/processor-context.js';
+import type { ReplySender, Resolution, ResolvedHandler } from '../../consumer/processor-context.js';
+import type { SettleRequests } from '../../consumer/settle-request.js';
+import type { Envelope } from '../../envelope/index.js';
 import type { OutcomeLineTaps } from '../../consumer/outcome-lines.js';
 import { PushFeed } from '../../consumer/push-feed.js';
-import type { LibraryClient, PulsarConsumer, PulsarConsumerConfig, PulsarProducer } from '../../pulsar/client-types.js';
+import type {
+  LibraryClient,
+  PulsarConsumer,
+  PulsarConsumerConfig,
+  PulsarMessage,
+  PulsarProducer,
+} from '../../pulsar/client-types.js';
 import { fullTopicName } from '../../pulsar/topic-name.js';
 import { keepDeadLetters } from '../../consumer/keep-dead-letters.js';
 import { producerOptionsFor } from '../client/producer-settings.js';
 import { BindingProducers } from './binding-producers.js';
+import type { Route } from './handler-routes.js';
 import type { DeferredProducer } from './refused-producer.js';
 import { isProducer, type ResolvedServerOptions } from './server-options.js';
 import type { Subscription } from './subscription.js';
@@ -31,10 +40,17 @@ export interface SubscriptionRunnerDeps {
   hooks: BabelQueueHooks;
   /** Where the testing kit takes the outcome lines of the messages it published. */
   outcomeLines?: OutcomeLineTaps;
-  /** True when this subscription, or a sibling subscription of its topic, handles the URN. */
-  hasHandler(model: Subscription, urn: string): boolean;
-  /** Runs the URN's handler of this subscription (a URN only a sibling handles is acknowledged here). */
-  dispatch(model: Subscription, ...call: Parameters<Dispatcher>): Promise<unknown>;
+  /** True when another subscription of the same topic handles the URN (it runs it; this one acknowledges it). */
+  handledBySibling(model: Subscription, urn: string): boolean;
+  /** Runs one handler of this subscription. */
+  run(
+    model: Subscription,
+    route: Route,
+    urn: string,
+    envelope: Envelope,
+    message: PulsarMessage,
+    requests: SettleRequests,
+  ): Promise<unknown>;
   /** Sends the replies of requests handled here. */
   reply?: ReplySender;
   onSettled(event: SettledEvent): void;
@@ -74,6 +90,7 @@ export async function openSubscription(
     if (model.deadLetterTopic !== null)
       await keepDeadLetters(client, model.deadLetterTopic, (warning) => logger.warn(warning));
     const settlement = { retryProducer, deadLetterProducer };
+    const resolve = resolverOf(model, deps);
     const reads = [{ from: topic, config: withPosition(model.consumer, initialPosition) }];
     // The retry topic holds nothing but this subscription's copies: a new subscription on it reads them all.
     if (model.retryTopic !== null)
@@ -86,7 +103,7 @@ export async function openSubscription(
       const feed = new PushFeed();
       const pulsarConsumer = await client.subscribePush(config, feed.deliver, feed.room);
       opened.push(pulsarConsumer);
-      const consumer = topicConsumer(model, deps, pulsarConsumer, feed, settlement);
+      const consumer = topicConsumer(model, deps, pulsarConsumer, feed, settlement, resolve);
       // The producers belong to the first entry alone, so that they are closed once.
       running.push(
         running.length === 0
@@ -114,6 +131,7 @@ function topicConsumer(
   // The client's intake hands each message over as it comes.
   feed: PushFeed,
   producers: { retryProducer: PulsarProducer | null; deadLetterProducer: PulsarProducer | null },
+  resolve: (urn: string) => Resolution,
 ): TopicConsumer {
   const { settings, logger } = deps;
   return new TopicConsumer({
@@ -121,22 +139,15 @@ function topicConsumer(
     consumer: pulsarConsumer,
     feed,
     ...producers,
-    policy: {
-      maxAttempts: settings.maxAttempts,
-      ...(settings.retryPolicy && { retryPolicy: settings.retryPolicy }),
-    },
-    handlerPolicy: (urn) => model.routes.get(urn)?.policy,
-    isRetriable: (error, urn) => model.settingsOf(urn).isRetriable(error),
+    policy: model.policy,
+    resolve,
     delayedRetryRefusal: model.intake.delayRefusal,
     concurrency: model.intake.concurrency,
     maxOverdue: model.intake.maxOverdue,
     ...(model.intake.pausedHoldLimit !== undefined && { pausedHoldLimit: model.intake.pausedHoldLimit }),
-    hasHandler: (urn) => deps.hasHandler(model, urn),
     unknownUrn: model.unknownUrn,
     pace: model.pace,
-    handlerTimeoutMs: (urn) => model.settingsOf(urn).timeoutMs,
     logStackTraces: settings.logStackTraces,
-    dispatch: (...call) => deps.dispatch(model, ...call),
     ...(deps.reply && { reply: deps.reply }),
     hooks: deps.hooks,
     ...(deps.outcomeLines && { outcomeLines: deps.outcomeLines }),
@@ -144,4 +155,21 @@ function topicConsumer(
     onSettled: deps.onSettled,
     onLoopError: (error) => deps.onLoopError(model, error),
   });
+}
+
+/**
+ * The subscription's answer to "who runs this URN?", asked once per message: each of its handlers with its
+ * settings, made once here; else a sibling subscription of the topic, asked only for a URN none of these handles
+ * (a topic a pattern finds later may bring one).
+ */
+function resolverOf(model: Subscription, deps: SubscriptionRunnerDeps): (urn: string) => Resolution {
+  const handlers = new Map<string, ResolvedHandler>();
+  for (const [urn, settings] of model.handlers) {
+    const route = model.routes.get(urn)!;
+    handlers.set(urn, {
+      ...settings,
+      run: (envelope, message, requests) => deps.run(model, route, urn, envelope, message, requests),
+    });
+  }
+  return (urn) => handlers.get(urn) ?? (deps.handledBySibling(model, urn) ? 'sibling' : null);
 }

@@ -3,6 +3,7 @@ import type { TopicPattern } from '../../pulsar/topic-pattern.js';
 import { delayedRetryRefusal } from '../../consumer/settle-request.js';
 import type { Route } from './handler-routes.js';
 import type { UnknownUrnPolicy } from '../../consumer/unknown-urn.js';
+import type { ResolvedHandler, SubscriptionPolicy } from '../../consumer/processor-context.js';
 import { RatePacer } from '../../consumer/rate-pacer.js';
 
 /** A subscription made for every topic of a namespace that matches a pattern (docs/pulsar-features.md#topic-patterns). */
@@ -23,11 +24,8 @@ export interface SubscriptionIntake {
   delayRefusal: string | null;
 }
 
-/** What a subscription knows of one URN's handler: its rule for retriable failures and its time-out. */
-export interface RouteSettings {
-  isRetriable: (error: unknown) => boolean;
-  timeoutMs: number;
-}
+/** A handler's settings as its subscription runs them: its own merged over the server's, once at start. */
+export type ResolvedHandlerSettings = Omit<ResolvedHandler, 'run'>;
 
 export interface SubscriptionParts {
   /** The topic as configured (short or full name); for a pattern subscription, the pattern's label. */
@@ -41,9 +39,10 @@ export interface SubscriptionParts {
   /** The Pulsar consumer: the library's settings with the pass-through `consumerOptions` merged over them. */
   consumer: PulsarConsumerConfig;
   intake: SubscriptionIntake;
-  /** Each routed URN's settings; `fallback` for a URN without a route here. */
-  routeSettings: ReadonlyMap<string, RouteSettings>;
-  fallback: RouteSettings;
+  /** Each routed URN's handler settings. */
+  handlers: ReadonlyMap<string, ResolvedHandlerSettings>;
+  /** The settlement settings of a message no handler here runs (a poison message, an unknown URN). */
+  policy: SubscriptionPolicy;
   /** Where this subscription's dead letters go (null: a producer of the user's, or none). */
   deadLetterTopic: string | null;
   /**
@@ -71,8 +70,8 @@ export class Subscription implements SubscriptionParts {
   readonly routes: ReadonlyMap<string, Route>;
   readonly consumer: PulsarConsumerConfig;
   readonly intake: SubscriptionIntake;
-  readonly routeSettings: ReadonlyMap<string, RouteSettings>;
-  readonly fallback: RouteSettings;
+  readonly handlers: ReadonlyMap<string, ResolvedHandlerSettings>;
+  readonly policy: SubscriptionPolicy;
   readonly deadLetterTopic: string | null;
   readonly retryTopic: string | null;
   readonly unknownUrn: UnknownUrnPolicy;
@@ -100,8 +99,8 @@ export class Subscription implements SubscriptionParts {
     this.routes = parts.routes;
     this.consumer = parts.consumer;
     this.intake = parts.intake;
-    this.routeSettings = parts.routeSettings;
-    this.fallback = parts.fallback;
+    this.handlers = parts.handlers;
+    this.policy = parts.policy;
     this.deadLetterTopic = parts.deadLetterTopic;
     this.retryTopic = parts.retryTopic;
     this.unknownUrn = parts.unknownUrn;
@@ -113,11 +112,6 @@ export class Subscription implements SubscriptionParts {
       this.origin = origin;
       this.paused = origin.paused;
     }
-  }
-
-  /** The settings of a URN's handler here (the fallback for a URN routed elsewhere or nowhere). */
-  settingsOf(urn: string): RouteSettings {
-    return this.routeSettings.get(urn) ?? this.fallback;
   }
 
   /**

@@ -6,6 +6,7 @@ import { NackCount } from '../../../lib/consumer/nack-count.js';
 import type { PulsarMessage } from '../../../lib/pulsar/client-types.js';
 import { FakeConsumer, FakeProducer } from '../../support/fakes.js';
 import { envelopeOf, FakeMessage, wire } from '../../support/messages.js';
+import { handledBy } from '../../support/handlers.js';
 
 const silent = { log: () => {}, warn: () => {}, error: () => {}, debug: () => {} };
 
@@ -41,8 +42,7 @@ describe("retry 'nack' across a reset of the broker's redelivery count", () => {
       retryProducer: null,
       deadLetterProducer,
       policy: { maxAttempts: 3 },
-      hasHandler: () => true,
-      dispatch: async () => Promise.reject(new Error('still down')),
+      resolve: handledBy(async () => Promise.reject(new Error('still down'))),
       hooks: {},
       logger: { ...silent, warn: jest.fn<(line: string) => void>() },
       nackCount: new NackCount(),
@@ -64,8 +64,7 @@ describe("retry 'nack' across a reset of the broker's redelivery count", () => {
       retryProducer: null,
       deadLetterProducer: new FakeProducer('orders.dlq'),
       policy: { maxAttempts: 3 },
-      hasHandler: () => true,
-      dispatch: async () => Promise.reject(new Error('still down')),
+      resolve: handledBy(async () => Promise.reject(new Error('still down'))),
       hooks: {},
       logger: silent,
       nackCount: new NackCount(),

@@ -5,6 +5,7 @@ import { PushFeed } from '../../../lib/consumer/push-feed.js';
 import { selectSubscriptions } from '../../../lib/nest/server/pause-control.js';
 import { FakeProducer, QueueConsumer } from '../../support/fakes.js';
 import { envelopeOf, FakeMessage, wire } from '../../support/messages.js';
+import { handledBy } from '../../support/handlers.js';
 
 const quiet = { log: () => {}, warn: () => {}, error: () => {} };
 const tick = (ms = 5) => new Promise((r) => setTimeout(r, ms));
@@ -28,11 +29,10 @@ function intake(concurrency: number, feed?: PushFeed, pausedHoldLimit?: number) 
     retryProducer: new FakeProducer('orders'),
     deadLetterProducer: new FakeProducer('orders.dlq'),
     policy: { maxAttempts: 3 },
-    hasHandler: () => true,
-    dispatch: async (_urn, envelope) => {
+    resolve: handledBy(async (_urn, envelope) => {
       if (gated) await new Promise<void>((resolve) => gates.push(resolve));
       handled.push((envelope.data as { n: number }).n);
-    },
+    }),
     hooks: {},
     logger: quiet,
     concurrency,

@@ -4,10 +4,15 @@ import { processMessage, type ProcessorContext } from '../../../lib/consumer/ind
 import { InvalidEnvelopeError, SchemaVersionRejectedError, UnknownUrnError } from '../../../lib/envelope/index.js';
 import { FakeConsumer, FakeProducer } from '../../support/fakes.js';
 import { envelopeOf, FakeMessage, wire } from '../../support/messages.js';
+import { handledBy, type TestRun } from '../../support/handlers.js';
 
 const silent = { log: () => {}, warn: jest.fn<(...args: any[]) => any>(), error: () => {}, debug: () => {} };
 
-function setup(overrides: Partial<ProcessorContext> = {}) {
+function setup({
+  run,
+  handles = (urn) => urn === 'urn:babel:orders:created',
+  ...overrides
+}: Partial<ProcessorContext> & { run?: TestRun; handles?: (urn: string) => boolean } = {}) {
   const journal: string[] = [];
   const consumer = new FakeConsumer(journal);
   const retryProducer = new FakeProducer('orders', journal);
@@ -19,10 +24,13 @@ function setup(overrides: Partial<ProcessorContext> = {}) {
     retryProducer,
     deadLetterProducer,
     policy: { maxAttempts: 3 },
-    hasHandler: (urn) => urn === 'urn:babel:orders:created',
-    dispatch: async (urn) => {
-      calls.push(urn);
-    },
+    resolve: handledBy(
+      run ??
+        (async (urn) => {
+          calls.push(urn);
+        }),
+      { handles },
+    ),
     hooks: {},
     logger: { ...silent, warn: jest.fn<(...args: any[]) => any>() },
     now: () => 1000,
@@ -67,7 +75,7 @@ describe('processMessage', () => {
   });
 
   it('writes the retry copy before acknowledging the original (53)', async () => {
-    const { ctx, journal, retryProducer } = setup({ dispatch: async () => Promise.reject(new Error('nope')) });
+    const { ctx, journal, retryProducer } = setup({ run: async () => Promise.reject(new Error('nope')) });
     const event = await processMessage(valid(), ctx);
     expect(journal).toEqual(['send:orders', 'ack']);
     expect(retryProducer.sent[0]!.properties!['bq-attempts']).toBe('1');
@@ -79,7 +87,7 @@ describe('processMessage', () => {
   it('negatively acknowledges, never acknowledges, when the retry publish fails', async () => {
     const onError = jest.fn<(...args: any[]) => any>();
     const { ctx, consumer, retryProducer } = setup({
-      dispatch: async () => Promise.reject(new Error('handler')),
+      run: async () => Promise.reject(new Error('handler')),
       hooks: { onError },
     });
     retryProducer.failWith = new Error('broker down');
@@ -97,7 +105,7 @@ describe('processMessage', () => {
   it('writes the dead-letter record before acknowledging, and calls onDeadLetter after the write (54)', async () => {
     const onDeadLetter = jest.fn<(...args: any[]) => any>();
     const { ctx, journal, deadLetterProducer } = setup({
-      dispatch: async () => Promise.reject(new Error('x')),
+      run: async () => Promise.reject(new Error('x')),
       hooks: { onDeadLetter },
     });
     await processMessage(valid({ 'bq-attempts': '2' }), ctx);
@@ -112,7 +120,7 @@ describe('processMessage', () => {
   it('leaves the original unacknowledged when the dead-letter write fails (57)', async () => {
     const onError = jest.fn<(...args: any[]) => any>();
     const { ctx, consumer, deadLetterProducer } = setup({
-      dispatch: async () => Promise.reject(new Error('x')),
+      run: async () => Promise.reject(new Error('x')),
       hooks: { onError },
     });
     deadLetterProducer.failWith = new Error('dlq down');
@@ -188,7 +196,7 @@ describe('processMessage', () => {
     const onRoutingMismatch = jest.fn((..._args: any[]) => {
       throw new Error('ignored');
     });
-    const { ctx, journal, calls } = setup({ hooks: { onRoutingMismatch }, hasHandler: () => true });
+    const { ctx, journal, calls } = setup({ hooks: { onRoutingMismatch }, handles: () => true });
     await processMessage(valid({ 'bq-job': 'urn:babel:other' }), ctx);
     expect(onRoutingMismatch).toHaveBeenCalledWith(
       'urn:babel:other',
@@ -202,7 +210,7 @@ describe('processMessage', () => {
 
   it('survives throwing and rejecting onError / onDeadLetter hooks', async () => {
     const { ctx, journal } = setup({
-      dispatch: async () => Promise.reject(new Error('x')),
+      run: async () => Promise.reject(new Error('x')),
       hooks: {
         onError: () => {
           throw new Error('onError broke');
@@ -216,14 +224,14 @@ describe('processMessage', () => {
   });
 
   it('negatively acknowledges when there is no retry producer (64)', async () => {
-    const { ctx, journal } = setup({ retryProducer: null, dispatch: async () => Promise.reject(new Error('x')) });
+    const { ctx, journal } = setup({ retryProducer: null, run: async () => Promise.reject(new Error('x')) });
     const event = await processMessage(valid(), ctx);
     expect(journal).toEqual(['nack']);
     expect(event.action).toBe('nack');
   });
 
   it('acknowledges and warns when dropping at the cap without a dead-letter producer (58)', async () => {
-    const { ctx, journal } = setup({ deadLetterProducer: null, dispatch: async () => Promise.reject(new Error('x')) });
+    const { ctx, journal } = setup({ deadLetterProducer: null, run: async () => Promise.reject(new Error('x')) });
     const event = await processMessage(valid({ 'bq-attempts': '2' }), ctx);
     expect(journal).toEqual(['ack']);
     expect(event.action).toBe('drop');
@@ -242,7 +250,7 @@ describe('processMessage', () => {
       const lines: Array<[level: string, text: string]> = [];
       const push = (level: string) => (text: string) => void lines.push([level, text]);
       const { ctx } = setup({
-        dispatch: async () => Promise.reject(new Error('warehouse unavailable')),
+        run: async () => Promise.reject(new Error('warehouse unavailable')),
         logger: { log: push('log'), warn: push('warn'), error: push('error'), debug: push('debug') },
         ...overrides,
       });

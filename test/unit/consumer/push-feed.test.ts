@@ -1,9 +1,10 @@
 // The push intake (the native client's listener): flow control by the promise the listener returns, messages
 // pushed before start wait, messages pushed after stop are left for redelivery.
-import { TopicConsumer, type Dispatcher } from '../../../lib/consumer/index.js';
+import { TopicConsumer } from '../../../lib/consumer/index.js';
 import { PushFeed } from '../../../lib/consumer/push-feed.js';
 import { FakeConsumer, FakeProducer } from '../../support/fakes.js';
 import { envelopeOf, FakeMessage, wire } from '../../support/messages.js';
+import { handledBy, type TestRun } from '../../support/handlers.js';
 
 const quiet = { log: () => {}, warn: () => {}, error: () => {} };
 const message = () => {
@@ -12,7 +13,7 @@ const message = () => {
 };
 const tick = (ms = 5) => new Promise((r) => setTimeout(r, ms));
 
-function pushed(concurrency: number, dispatch: Dispatcher, receiverQueue?: number) {
+function pushed(concurrency: number, run: TestRun, receiverQueue?: number) {
   const consumer = new FakeConsumer();
   const feed = new PushFeed();
   const intake = new TopicConsumer({
@@ -21,8 +22,7 @@ function pushed(concurrency: number, dispatch: Dispatcher, receiverQueue?: numbe
     retryProducer: new FakeProducer('orders'),
     deadLetterProducer: new FakeProducer('orders.dlq'),
     policy: { maxAttempts: 3 },
-    hasHandler: () => true,
-    dispatch,
+    resolve: handledBy(run),
     hooks: {},
     logger: quiet,
     concurrency,

@@ -5,6 +5,7 @@ import { processMessage, type ProcessorContext } from '../../../lib/consumer/ind
 import { RatePacer } from '../../../lib/consumer/rate-pacer.js';
 import { FakeConsumer, FakeProducer } from '../../support/fakes.js';
 import { envelopeOf, FakeMessage, wire } from '../../support/messages.js';
+import { handledBy } from '../../support/handlers.js';
 
 describe('RatePacer (fake clock)', () => {
   it('spaces start times 1000 / maxPerSecond ms apart, the first at once', () => {
@@ -58,10 +59,12 @@ describe('processMessage with pace', () => {
       retryProducer: new FakeProducer('orders', journal),
       deadLetterProducer: new FakeProducer('orders.dlq', journal),
       policy: { maxAttempts: 3 },
-      hasHandler: (urn) => urn === 'urn:babel:orders:created',
-      dispatch: async () => {
-        order.push('handler');
-      },
+      resolve: handledBy(
+        async () => {
+          order.push('handler');
+        },
+        { handles: (urn) => urn === 'urn:babel:orders:created' },
+      ),
       hooks: {},
       logger: { log: () => {}, warn: () => {}, error: () => {} },
       pace,

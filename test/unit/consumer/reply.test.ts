@@ -6,11 +6,12 @@ import type { PulsarProducerMessage } from '../../../lib/pulsar/client-types.js'
 import { readReply, replyRequestOf } from '../../../lib/pulsar/index.js';
 import { FakeConsumer, FakeProducer } from '../../support/fakes.js';
 import { envelopeOf, FakeMessage, wire } from '../../support/messages.js';
+import { handledBy, type TestRun } from '../../support/handlers.js';
 
 const silent = { log: () => {}, warn: () => {}, error: jest.fn<(...args: unknown[]) => void>(), debug: () => {} };
 const REPLY_TO = 'persistent://public/default/bq-replies-test';
 
-function setup(dispatch: ProcessorContext['dispatch'], refuse?: Error) {
+function setup(run: TestRun, refuse?: Error) {
   const journal: string[] = [];
   const replies: Array<[string, PulsarProducerMessage]> = [];
   const ctx: ProcessorContext = {
@@ -19,8 +20,7 @@ function setup(dispatch: ProcessorContext['dispatch'], refuse?: Error) {
     retryProducer: new FakeProducer('orders', journal),
     deadLetterProducer: new FakeProducer('orders.dlq', journal),
     policy: { maxAttempts: 2 },
-    hasHandler: () => true,
-    dispatch,
+    resolve: handledBy(run, { maxAttempts: 2 }),
     hooks: {},
     logger: silent,
     reply: async (topic, message) => {

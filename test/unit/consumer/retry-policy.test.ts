@@ -18,6 +18,7 @@ import {
 import { BabelNonRetriableError } from '../../../lib/envelope/index.js';
 import { FakeConsumer, FakeProducer } from '../../support/fakes.js';
 import { envelopeOf, FakeMessage, wire } from '../../support/messages.js';
+import { handledBy, type TestHandlerSettings, type TestRun } from '../../support/handlers.js';
 
 const NOW = 1_780_000_000_000;
 const exponential: RetryPolicy = { backoff: 'exponential', initialDelayMs: 1000, maxDelayMs: 10_000 };
@@ -183,7 +184,10 @@ describe('log lines', () => {
 });
 
 describe('processMessage with a retry policy, per-handler settings and a fake logger', () => {
-  function setup(overrides: Partial<ProcessorContext> = {}) {
+  function setup({
+    run = async () => Promise.reject(new Error('database down')),
+    ...handler
+  }: TestHandlerSettings & { run?: TestRun } = {}) {
     const journal: string[] = [];
     const lines: Array<[string, string]> = [];
     const record = (level: string) => (text: string) => void lines.push([level, text]);
@@ -195,13 +199,11 @@ describe('processMessage with a retry policy, per-handler settings and a fake lo
       retryProducer,
       deadLetterProducer,
       policy: { maxAttempts: 3, retryPolicy: exponential },
-      hasHandler: () => true,
-      dispatch: async () => Promise.reject(new Error('database down')),
+      resolve: handledBy(run, { retryPolicy: exponential, ...handler }),
       hooks: {},
       logger: { log: record('log'), warn: record('warn'), error: record('error') },
       now: () => NOW,
       random: () => 0,
-      ...overrides,
     };
     return { ctx, lines, retryProducer, deadLetterProducer };
   }
@@ -224,7 +226,8 @@ describe('processMessage with a retry policy, per-handler settings and a fake lo
 
   it("uses the handler's own maxAttempts and retryPolicy", async () => {
     const { ctx, lines, retryProducer } = setup({
-      handlerPolicy: () => ({ maxAttempts: 6, retryPolicy: { backoff: 'fixed', initialDelayMs: 300 } }),
+      maxAttempts: 6,
+      retryPolicy: { backoff: 'fixed', initialDelayMs: 300 },
     });
     await processMessage(message({ 'bq-attempts': '3' }), ctx);
     expect(retryProducer.sent[0]!.deliverAt).toBe(NOW + 300);
@@ -243,7 +246,7 @@ describe('processMessage with a retry policy, per-handler settings and a fake lo
 
   it('dead-letters a BabelNonRetriableError on its first delivery by default', async () => {
     const { ctx, lines, retryProducer, deadLetterProducer } = setup({
-      dispatch: async () => Promise.reject(new BabelNonRetriableError('customer 9 is closed')),
+      run: async () => Promise.reject(new BabelNonRetriableError('customer 9 is closed')),
     });
     const event = await processMessage(message(), ctx);
     expect(event).toMatchObject({ action: 'dead-letter', written: true });
@@ -258,7 +261,7 @@ describe('processMessage with a retry policy, per-handler settings and a fake lo
     const isRetriable = jest.fn<(error: unknown) => boolean>(() => false);
     const { ctx, deadLetterProducer } = setup({ isRetriable });
     await processMessage(message(), ctx);
-    expect(isRetriable).toHaveBeenCalledWith(expect.objectContaining({ message: 'database down' }), expect.any(String));
+    expect(isRetriable).toHaveBeenCalledWith(expect.objectContaining({ message: 'database down' }));
     expect(deadLetterProducer.sent).toHaveLength(1);
   });
 

@@ -21,6 +21,7 @@ import {
 import { BabelNonRetriableError } from '../../../lib/envelope/index.js';
 import { FakeConsumer, FakeProducer } from '../../support/fakes.js';
 import { envelopeOf, FakeMessage, wire } from '../../support/messages.js';
+import { handledBy, type TestHandlerSettings, type TestRun } from '../../support/handlers.js';
 
 const NOW = 1_780_000_000_000;
 const exponential: RetryPolicy = { backoff: 'exponential', initialDelayMs: 1000 };
@@ -184,7 +185,7 @@ describe('SettleRequests: the first call decides', () => {
 });
 
 describe('processMessage with a handler that settles itself', () => {
-  function setup(dispatch: ProcessorContext['dispatch'], overrides: Partial<ProcessorContext> = {}) {
+  function setup(run: TestRun, settings: TestHandlerSettings = {}) {
     const lines: Array<[string, string]> = [];
     const record = (level: string) => (text: string) => void lines.push([level, text]);
     const consumer = new FakeConsumer();
@@ -196,16 +197,16 @@ describe('processMessage with a handler that settles itself', () => {
       retryProducer,
       deadLetterProducer,
       policy: { maxAttempts: 3 },
-      hasHandler: () => true,
-      dispatch,
+      resolve: handledBy(run, {
+        isRetriable: () => {
+          throw new Error('the classification is not asked for a request');
+        },
+        ...settings,
+      }),
       hooks: {},
       logger: { log: record('log'), warn: record('warn'), error: record('error') },
       now: () => NOW,
       random: () => 0,
-      isRetriable: () => {
-        throw new Error('the classification is not asked for a request');
-      },
-      ...overrides,
     };
     return { ctx, lines, consumer, retryProducer, deadLetterProducer };
   }
@@ -270,7 +271,7 @@ describe('processMessage with a handler that settles itself', () => {
             resolve();
           };
         }),
-      { handlerTimeoutMs: () => 20 },
+      { timeoutMs: 20 },
     );
     const event = await processMessage(message(), ctx);
     expect(event).toMatchObject({ action: 'retry', written: true });
@@ -279,7 +280,7 @@ describe('processMessage with a handler that settles itself', () => {
     expect(String(late)).toMatch(/ctx\.deadLetter\(\) was called after the message was settled/);
   });
 
-  it('without a request, the classification decides as before, asked with the URN', async () => {
+  it("without a request, the handler's classification decides as before", async () => {
     const asked: unknown[][] = [];
     const { ctx, deadLetterProducer } = setup(async () => Promise.reject(new Error('bad')), {
       isRetriable: (...args) => {
@@ -288,7 +289,7 @@ describe('processMessage with a handler that settles itself', () => {
       },
     });
     await processMessage(message(), ctx);
-    expect(asked).toEqual([[expect.objectContaining({ message: 'bad' }), 'urn:babel:orders:created']]);
+    expect(asked).toEqual([[expect.objectContaining({ message: 'bad' })]]);
     expect(deadLetterProducer.sent).toHaveLength(1);
   });
 });

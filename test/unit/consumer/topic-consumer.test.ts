@@ -3,6 +3,7 @@
 import { TopicConsumer } from '../../../lib/consumer/index.js';
 import { FakeProducer, QueueConsumer } from '../../support/fakes.js';
 import { envelopeOf, FakeMessage, wire } from '../../support/messages.js';
+import { handledBy } from '../../support/handlers.js';
 
 const quiet = { log: () => {}, warn: () => {}, error: () => {} };
 const message = () => {
@@ -18,8 +19,7 @@ function consumerWith(concurrency: number, dispatch: () => Promise<void>) {
     retryProducer: new FakeProducer('orders'),
     deadLetterProducer: new FakeProducer('orders.dlq'),
     policy: { maxAttempts: 3 },
-    hasHandler: () => true,
-    dispatch,
+    resolve: handledBy(dispatch),
     hooks: {},
     logger: quiet,
     concurrency,

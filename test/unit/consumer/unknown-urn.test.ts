@@ -5,6 +5,7 @@ import { processMessage, type ProcessorContext } from '../../../lib/consumer/ind
 import { decideUnknownUrn, type UnknownUrnStrategy } from '../../../lib/consumer/unknown-urn.js';
 import { FakeConsumer, FakeProducer } from '../../support/fakes.js';
 import { envelopeOf, FakeMessage, wire } from '../../support/messages.js';
+import { handledBy } from '../../support/handlers.js';
 
 describe('decideUnknownUrn (pure)', () => {
   it('keeps the strategy, but a release past its bound fails', () => {
@@ -26,8 +27,7 @@ describe('processMessage with an unknown URN', () => {
       retryProducer: new FakeProducer('orders', journal),
       deadLetterProducer: new FakeProducer('orders.dlq', journal),
       policy: { maxAttempts: 3 },
-      hasHandler: (urn) => urn === 'urn:babel:orders:created',
-      dispatch: async () => {},
+      resolve: handledBy(async () => {}, { handles: (urn) => urn === 'urn:babel:orders:created' }),
       hooks,
       logger: { log: () => {}, warn, error: () => {}, debug: () => {} },
       now: () => 1000,

@@ -111,7 +111,7 @@ describe('resolveModuleOptions', () => {
       /options\.auth must be \{ token/,
     ],
     ['no topic at all', { client }, /options\.topic .* or options\.consumer\.topics is required/],
-    ['a blank topic', { client, topic: '  ' }, /options\.topic must be a non-blank topic name/],
+    ['a blank topic', { client, topic: '  ' }, /options\.topic must be a non-blank string, a topic name/],
     ['a malformed topic', { client, topic: 'a/b' }, /options\.topic: Invalid topic name "a\/b"/],
     [
       'an unknown option',

@@ -8,7 +8,7 @@ import { BabelContext, BabelHandler, BabelPulsarServer, EnvelopeCodec } from '..
 import { pulsarProperties } from '../../../../lib/pulsar/index.js';
 import { resolveServerOptions } from '../../../../lib/nest/server/server-options.js';
 import { planSubscriptions } from '../../../../lib/nest/server/subscription-plan.js';
-import { fanOutWarnings } from '../../../../lib/nest/server/server-warnings.js';
+import { fanOutWarnings } from '../../../../lib/nest/server/server-lifecycle.js';
 import { subscriptionLine } from '../../../../lib/nest/server/subscription-set.js';
 import type { Binding } from '../../../../lib/nest/server/handler-routes.js';
 import { BabelQueueTestHarness, InMemoryPulsar } from '../../../../lib/testing/index.js';
