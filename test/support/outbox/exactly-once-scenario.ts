@@ -178,7 +178,12 @@ export async function runExactlyOnce(run: ExactlyOnceRun): Promise<ExactlyOnceRe
       steps.push(`${what} at ${await handled()}`);
       if (act === 'kill a') await restart('a');
       else if (act === 'kill b') await restart('b');
-      else await act();
+      else {
+        // Instances still starting would meet the disruption at start-up, which fails fast when nothing listens:
+        // a supervisor would start them again; here they are up before the broker goes down.
+        await Promise.all(restarts.values());
+        await act();
+      }
     }
     await Promise.all(restarts.values());
     await publishing;
