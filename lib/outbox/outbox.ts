@@ -1,6 +1,6 @@
 import { BabelQueueError, EnvelopeCodec, bareTopicName } from '../envelope/index.js';
 import { isMessageData, lossyDataProblem, urnProblem } from '../envelope/producer-checks.js';
-import { parseTopic } from '../pulsar/websocket/index.js';
+import { parseTopic } from '../pulsar/topic-name.js';
 import type { FieldCipher } from '../schema/gdpr.js';
 import { publishPayload } from '../schema/message-payload.js';
 import { checkPayloadSchema, type PayloadSchema } from '../schema/payload-schema.js';

@@ -1,6 +1,6 @@
 import { EnvelopeCodec } from '../envelope/index.js';
 import { pulsarProperties } from '../pulsar/binding.js';
-import { parseTopic } from '../pulsar/websocket/index.js';
+import { parseTopic } from '../pulsar/topic-name.js';
 import { errorText } from '../envelope/error-text.js';
 import { OutboxRowError } from './failure.js';
 

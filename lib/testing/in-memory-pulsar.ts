@@ -24,6 +24,7 @@ import type {
 import { MessageId, type Pending, type StoredMessage } from './in-memory-message.js';
 import { InMemoryProducer } from './in-memory-producer.js';
 import { InMemoryConsumer, Subscription } from './in-memory-subscription.js';
+import { InMemoryOutbox } from './in-memory-outbox.js';
 import { InMemorySchedules } from './in-memory-schedules.js';
 import { TestClock } from './test-clock.js';
 
@@ -44,7 +45,11 @@ function topicName(topic: string): string {
 export class InMemoryPulsar implements PulsarClientLike {
   readonly clock = new TestClock();
   /** The schedules the module's client stores under useInMemoryPulsar; advance(ms) fires those due. */
-  readonly schedules = new InMemorySchedules(this.clock, (topic, message) => this.store(topicName(topic), message));
+  readonly schedules = new InMemorySchedules(
+    this.clock,
+    (topic, message) => this.store(topicName(topic), message),
+    (schedules, options) => new InMemoryOutbox(schedules, this.clock, options),
+  );
   private readonly topics = new Map<string, { ledger: number; messages: StoredMessage[] }>();
   private readonly subscriptions = new Map<string, Subscription>();
   private readonly consumers = new Set<InMemoryConsumer>();

@@ -18,7 +18,6 @@ import {
 } from '../schedule/index.js';
 import { isUrnContract, type UrnContract } from '../schema/urn-contract.js';
 import type { BabelOutbox, BabelOutboxOptions } from '../outbox/outbox.js';
-import { InMemoryOutbox } from './in-memory-outbox.js';
 import type { TestClock } from './test-clock.js';
 
 interface KitSchedule {
@@ -53,6 +52,8 @@ export class InMemorySchedules {
   constructor(
     private readonly clock: TestClock,
     private readonly store: (topic: string, message: PulsarProducerMessage) => void,
+    /** Makes the in-memory outbox over these schedules (InMemoryOutbox, given by the kit: it depends on this class). */
+    private readonly makeOutbox: (schedules: InMemorySchedules, options: BabelOutboxOptions) => BabelOutbox,
   ) {}
 
   /** The client's view, publishing to `defaultTopic` when a schedule names none. */
@@ -67,7 +68,7 @@ export class InMemorySchedules {
 
   /** The module's BabelOutbox under the kit: schedules and writes in memory, no database (InMemoryOutbox). */
   outbox(options: BabelOutboxOptions): BabelOutbox {
-    return new InMemoryOutbox(this, this.clock, options);
+    return this.makeOutbox(this, options);
   }
 
   /** Fires every schedule whose ticks the clock has passed, oldest first (advance() calls it). */

@@ -4,7 +4,7 @@ import { option, raiseLibraryError, type RaiseOptionError } from '../../options/
 import { passThrough } from '../../options/validators.js';
 import type { PulsarAuthOptions } from '../../pulsar/client-factory.js';
 import type { PulsarClientLike } from '../../pulsar/client-types.js';
-import { parseTopic } from '../../pulsar/websocket/index.js';
+import { parseTopic } from '../../pulsar/topic-name.js';
 import { resolveTelemetry, type ResolvedTelemetry, type TelemetryOption } from '../../otel/telemetry-options.js';
 import type { FieldCipher } from '../../schema/gdpr.js';
 import type { ProducerSource } from './producer-settings.js';

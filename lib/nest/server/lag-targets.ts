@@ -5,18 +5,18 @@ import type { LagGaugeSetting } from '../options/lag-gauge-option.js';
 import { fullTopicName } from '../../pulsar/topic-name.js';
 import type { Subscription } from './subscription.js';
 
-/** One target per subscription model (its topic's and its retry topic's consumers share one). Pure. */
+/** One target per subscription subscription (its topic's and its retry topic's consumers share one). Pure. */
 export function lagTargetsOf(models: readonly Subscription[]): LagTarget[] {
   const seen = new Set<Subscription>();
   const targets: LagTarget[] = [];
-  for (const model of models) {
-    if (seen.has(model)) continue;
-    seen.add(model);
+  for (const subscription of models) {
+    if (seen.has(subscription)) continue;
+    seen.add(subscription);
     targets.push({
-      topic: model.fullTopic,
-      subscription: model.subscription,
-      retryTopic: model.retryTopic === null ? null : fullTopicName(model.retryTopic),
-      deadLetterTopic: model.deadLetterTopic === null ? null : fullTopicName(model.deadLetterTopic),
+      topic: subscription.fullTopic,
+      subscription: subscription.name,
+      retryTopic: subscription.retryTopic === null ? null : fullTopicName(subscription.retryTopic),
+      deadLetterTopic: subscription.deadLetterTopic === null ? null : fullTopicName(subscription.deadLetterTopic),
     });
   }
   return targets;
@@ -25,13 +25,13 @@ export function lagTargetsOf(models: readonly Subscription[]): LagTarget[] {
 /** The gauges of a server with the `lagGauges` option, started; null without it. */
 export function startLagGauges(
   setting: LagGaugeSetting | undefined,
-  running: () => readonly { model: Subscription }[],
+  running: () => readonly { subscription: Subscription }[],
   logger: { warn(line: string): void },
 ): LagGauges | null {
   if (!setting) return null;
   const gauges = new LagGauges(
     { ...setting, intervalMs: setting.intervalMs ?? 15_000 },
-    () => lagTargetsOf(running().map(({ model }) => model)),
+    () => lagTargetsOf(running().map(({ subscription }) => subscription)),
     (line) => logger.warn(line),
   );
   gauges.start();

@@ -83,7 +83,7 @@ export class PatternWatch {
 
   private async discover(late: boolean): Promise<void> {
     const listed = await this.hooks.list(this.pattern);
-    const { subscription } = this.origin;
+    const { name: subscription } = this.origin;
     for (const topic of matchingTopics(this.pattern, listed, this.hooks.excluded)) {
       if (this.stopped) return;
       if (this.consumed.has(topic)) continue;
@@ -126,11 +126,11 @@ export class PatternWatch {
  * How a pattern subscription lists its namespace: through the broker's admin API (neither client can list
  * topics), known only for a client the library created; otherwise an error naming the handlers.
  */
-export function patternListerFor(client: PulsarClientLike, model: Subscription): TopicLister {
+export function patternListerFor(client: PulsarClientLike, subscription: Subscription): TopicLister {
   const list = topicListerOf(client);
   if (list) return list;
-  const { pattern } = model.pattern!;
-  const names = [...model.routes.values()].map(({ name }) => name).join(', ');
+  const { pattern } = subscription.pattern!;
+  const names = [...subscription.routes.values()].map(({ name }) => name).join(', ');
   throw new TypeError(
     `${names}: topicsPattern ${pattern.label} needs the broker's admin API to list the topics of ` +
       `${pattern.tenant}/${pattern.namespace}, and this client was not created by the library: give ` +

@@ -11,7 +11,8 @@ export interface SubscriptionTarget {
 export interface ConsumedSubscription {
   /** The topic as configured. */
   topic: string;
-  subscription: string;
+  /** The Pulsar subscription's name. */
+  name: string;
 }
 
 function optionalName(value: unknown, what: string): string | undefined {
@@ -43,14 +44,14 @@ export function selectSubscriptions<T extends ConsumedSubscription>(
   const selected = consumed.filter(
     (candidate) =>
       (wantedTopic === undefined || fullTopic(candidate.topic) === fullTopic(wantedTopic)) &&
-      (wantedSubscription === undefined || candidate.subscription === wantedSubscription),
+      (wantedSubscription === undefined || candidate.name === wantedSubscription),
   );
   if (selected.length === 0) {
     const named = [
       ...(wantedTopic === undefined ? [] : [`topic ${JSON.stringify(wantedTopic)}`]),
       ...(wantedSubscription === undefined ? [] : [`subscription ${JSON.stringify(wantedSubscription)}`]),
     ].join(' and ');
-    const list = consumed.map((entry) => `${entry.topic} (subscription ${entry.subscription})`).join(', ');
+    const list = consumed.map((entry) => `${entry.topic} (subscription ${entry.name})`).join(', ');
     throw new Error(`${call}: this server consumes no ${named}; it consumes ${list || 'nothing'}`);
   }
   return selected;

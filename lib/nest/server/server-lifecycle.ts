@@ -54,8 +54,8 @@ export class ServerLifecycle {
   constructor(private readonly deps: ServerLifecycleDeps) {
     const { settings, logger } = deps;
     this.breakers = new SubscriptionBreakers(settings.circuitBreaker, {
-      hold: async (model, held) => {
-        await this.subscriptions?.hold(model, held);
+      hold: async (subscription, held) => {
+        await this.subscriptions?.hold(subscription, held);
         this.monitor.refresh();
       },
       logger,
@@ -157,11 +157,11 @@ export class ServerLifecycle {
     return null;
   }
 
-  private open(model: Subscription, initialPosition?: 'Earliest' | 'Latest') {
+  private open(subscription: Subscription, initialPosition?: 'Earliest' | 'Latest') {
     const { settings, logger, dispatcher, events } = this.deps;
-    const breaker = this.breakers.of(model);
+    const breaker = this.breakers.of(subscription);
     return openSubscription(
-      model,
+      subscription,
       {
         client: this.deps.client,
         settings,
@@ -172,7 +172,7 @@ export class ServerLifecycle {
         run: (subscription, route, urn, envelope, message, requests) =>
           dispatcher.dispatch(route, urn, envelope, message, subscription.topic, requests, {
             reportedTopic: subscription.reportedTopic,
-            subscription: subscription.subscription,
+            subscription: subscription.name,
           }),
         reply: (topic, message) => this.deps.replies.send(topic, message),
         onSettled: (event) => {
@@ -194,7 +194,7 @@ export class ServerLifecycle {
 /** Several subscriptions of one topic and retry by re-publish: every subscription receives each retry copy (pure). */
 export function fanOutWarnings(subscriptions: readonly Subscription[]): string[] {
   const byTopic = new Map<string, string[]>();
-  for (const { fullTopic, subscription } of subscriptions)
+  for (const { fullTopic, name: subscription } of subscriptions)
     byTopic.set(fullTopic, [...(byTopic.get(fullTopic) ?? []), subscription]);
   return [...byTopic]
     .filter(([, names]) => names.length > 1)

@@ -64,11 +64,11 @@ export class StatusMonitor {
     const running = this.deps.running();
     const states = running.map(({ consumer }) => consumer.isConnected());
     const now = Date.now();
-    running.forEach(({ readsFrom, model }, index) =>
+    running.forEach(({ readsFrom, subscription }, index) =>
       this.report(
-        model.subscription === this.deps.defaultSubscription
+        subscription.name === this.deps.defaultSubscription
           ? readsFrom
-          : `${readsFrom} (subscription ${model.subscription})`,
+          : `${readsFrom} (subscription ${subscription.name})`,
         states[index]!,
         now,
       ),

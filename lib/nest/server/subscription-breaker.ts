@@ -14,7 +14,7 @@ import type { Subscription } from './subscription.js';
 
 export interface SubscriptionBreakerDeps {
   /** Pauses (true) or resumes (false) the subscription's consumers, leaving a pause by hand as it is. */
-  hold(model: Subscription, held: boolean): Promise<void>;
+  hold(subscription: Subscription, held: boolean): Promise<void>;
   logger: { log(message: string): void; warn(message: string): void };
   now?: () => number;
 }
@@ -25,7 +25,7 @@ export class SubscriptionBreaker {
   private closed = false;
 
   constructor(
-    private readonly model: Subscription,
+    private readonly subscription: Subscription,
     options: CircuitBreakerOptions,
     private readonly deps: SubscriptionBreakerDeps,
   ) {
@@ -52,16 +52,16 @@ export class SubscriptionBreaker {
   }
 
   private apply(change: CircuitBreakerChange): void {
-    const { model, deps } = this;
-    model.tripped = change.to !== 'closed';
-    const line = `circuit breaker of ${model.label} ${change.from} -> ${change.to}: ${change.why}`;
+    const { subscription, deps } = this;
+    subscription.tripped = change.to !== 'closed';
+    const line = `circuit breaker of ${subscription.label} ${change.from} -> ${change.to}: ${change.why}`;
     if (change.to === 'open') deps.logger.warn(`${line}; paused until it probes`);
     else deps.logger.log(line);
-    recordBreakerChange({ topic: model.topic, subscription: model.subscription, ...change });
+    recordBreakerChange({ topic: subscription.topic, subscription: subscription.name, ...change });
     if (change.to === 'open') {
-      void deps.hold(model, true);
+      void deps.hold(subscription, true);
       this.scheduleProbe();
-    } else if (change.to === 'half-open') void deps.hold(model, false);
+    } else if (change.to === 'half-open') void deps.hold(subscription, false);
   }
 
   private scheduleProbe(): void {
@@ -96,10 +96,11 @@ export class SubscriptionBreakers {
   ) {}
 
   /** The breaker of a subscription, made on first use; undefined when the server has none. */
-  of(model: Subscription): SubscriptionBreaker | undefined {
+  of(subscription: Subscription): SubscriptionBreaker | undefined {
     if (this.options === undefined) return undefined;
-    let breaker = this.breakers.get(model);
-    if (!breaker) this.breakers.set(model, (breaker = new SubscriptionBreaker(model, this.options, this.deps)));
+    let breaker = this.breakers.get(subscription);
+    if (!breaker)
+      this.breakers.set(subscription, (breaker = new SubscriptionBreaker(subscription, this.options, this.deps)));
     return breaker;
   }
 

@@ -22,7 +22,7 @@ import type { Subscription } from './subscription.js';
 
 /** A subscription with its consumer open: what the server runs, pauses, describes and closes. */
 export interface RunningSubscription {
-  readonly model: Subscription;
+  readonly subscription: Subscription;
   readonly consumer: TopicConsumer;
   /** The topic this consumer reads: the subscription's topic, or its retry topic. */
   readonly readsFrom: string;
@@ -41,10 +41,10 @@ export interface SubscriptionRunnerDeps {
   /** Where the testing kit takes the outcome lines of the messages it published. */
   outcomeLines?: OutcomeLineTaps;
   /** True when another subscription of the same topic handles the URN (it runs it; this one acknowledges it). */
-  handledBySibling(model: Subscription, urn: string): boolean;
+  handledBySibling(subscription: Subscription, urn: string): boolean;
   /** Runs one handler of this subscription. */
   run(
-    model: Subscription,
+    subscription: Subscription,
     route: Route,
     urn: string,
     envelope: Envelope,
@@ -54,7 +54,7 @@ export interface SubscriptionRunnerDeps {
   /** Sends the replies of requests handled here. */
   reply?: ReplySender;
   onSettled(event: SettledEvent): void;
-  onLoopError(model: Subscription, error: Error): void;
+  onLoopError(subscription: Subscription, error: Error): void;
 }
 
 /**
@@ -63,13 +63,13 @@ export interface SubscriptionRunnerDeps {
  * (their retry copies go to the retry topic, their dead-letter records name the topic).
  */
 export async function openSubscription(
-  model: Subscription,
+  subscription: Subscription,
   deps: SubscriptionRunnerDeps,
   /** Where the subscription starts if Pulsar creates it now (overrides the configured position). */
   initialPosition?: 'Earliest' | 'Latest',
 ): Promise<RunningSubscription[]> {
   const { client, settings, logger } = deps;
-  const topic = model.topic;
+  const topic = subscription.topic;
   const producers = new BindingProducers(topic, client, settings.producers, logger, fullTopicName, (target) =>
     producerOptionsFor(settings.producerSettings, target),
   );
@@ -81,34 +81,34 @@ export async function openSubscription(
         ? null
         : isProducer(retry)
           ? retry
-          : await producers.acquire(model.retryTopic ?? topic, 'retry copies');
+          : await producers.acquire(subscription.retryTopic ?? topic, 'retry copies');
     const deadLetterProducer = isProducer(deadLetter)
       ? deadLetter
-      : model.deadLetterTopic === null
+      : subscription.deadLetterTopic === null
         ? null
-        : await producers.acquire(model.deadLetterTopic, 'dead-letter records');
-    if (model.deadLetterTopic !== null)
-      await keepDeadLetters(client, model.deadLetterTopic, (warning) => logger.warn(warning));
+        : await producers.acquire(subscription.deadLetterTopic, 'dead-letter records');
+    if (subscription.deadLetterTopic !== null)
+      await keepDeadLetters(client, subscription.deadLetterTopic, (warning) => logger.warn(warning));
     const settlement = { retryProducer, deadLetterProducer };
-    const resolve = resolverOf(model, deps);
-    const reads = [{ from: topic, config: withPosition(model.consumer, initialPosition) }];
+    const resolve = resolverOf(subscription, deps);
+    const reads = [{ from: topic, config: withPosition(subscription.consumer, initialPosition) }];
     // The retry topic holds nothing but this subscription's copies: a new subscription on it reads them all.
-    if (model.retryTopic !== null)
+    if (subscription.retryTopic !== null)
       reads.push({
-        from: model.retryTopic,
-        config: { ...model.consumer, topic: model.retryTopic, subscriptionInitialPosition: 'Earliest' },
+        from: subscription.retryTopic,
+        config: { ...subscription.consumer, topic: subscription.retryTopic, subscriptionInitialPosition: 'Earliest' },
       });
     const running: RunningSubscription[] = [];
     for (const { from, config } of reads) {
       const feed = new PushFeed();
       const pulsarConsumer = await client.subscribePush(config, feed.deliver, feed.room);
       opened.push(pulsarConsumer);
-      const consumer = topicConsumer(model, deps, pulsarConsumer, feed, settlement, resolve);
+      const consumer = topicConsumer(subscription, deps, pulsarConsumer, feed, settlement, resolve);
       // The producers belong to the first entry alone, so that they are closed once.
       running.push(
         running.length === 0
-          ? { model, consumer, readsFrom: from, owned: producers.owned, deferred: producers.deferred }
-          : { model, consumer, readsFrom: from, owned: [], deferred: [] },
+          ? { subscription, consumer, readsFrom: from, owned: producers.owned, deferred: producers.deferred }
+          : { subscription, consumer, readsFrom: from, owned: [], deferred: [] },
       );
     }
     return running;
@@ -125,7 +125,7 @@ function withPosition(config: PulsarConsumerConfig, initialPosition: 'Earliest' 
 
 /** The intake of one Pulsar consumer of a subscription: settles as the subscription's topic does. */
 function topicConsumer(
-  model: Subscription,
+  subscription: Subscription,
   deps: SubscriptionRunnerDeps,
   pulsarConsumer: PulsarConsumer,
   // The client's intake hands each message over as it comes.
@@ -135,25 +135,25 @@ function topicConsumer(
 ): TopicConsumer {
   const { settings, logger } = deps;
   return new TopicConsumer({
-    topic: model.topic,
+    topic: subscription.topic,
     consumer: pulsarConsumer,
     feed,
     ...producers,
-    policy: model.policy,
+    policy: subscription.policy,
     resolve,
-    delayedRetryRefusal: model.intake.delayRefusal,
-    concurrency: model.intake.concurrency,
-    maxOverdue: model.intake.maxOverdue,
-    ...(model.intake.pausedHoldLimit !== undefined && { pausedHoldLimit: model.intake.pausedHoldLimit }),
-    unknownUrn: model.unknownUrn,
-    pace: model.pace,
+    delayedRetryRefusal: subscription.intake.delayRefusal,
+    concurrency: subscription.intake.concurrency,
+    ...(subscription.intake.maxOverdue !== undefined && { maxOverdue: subscription.intake.maxOverdue }),
+    ...(subscription.intake.pausedHoldLimit !== undefined && { pausedHoldLimit: subscription.intake.pausedHoldLimit }),
+    unknownUrn: subscription.unknownUrn,
+    pace: subscription.pace,
     logStackTraces: settings.logStackTraces,
     ...(deps.reply && { reply: deps.reply }),
     hooks: deps.hooks,
     ...(deps.outcomeLines && { outcomeLines: deps.outcomeLines }),
     logger,
     onSettled: deps.onSettled,
-    onLoopError: (error) => deps.onLoopError(model, error),
+    onLoopError: (error) => deps.onLoopError(subscription, error),
   });
 }
 
@@ -162,14 +162,14 @@ function topicConsumer(
  * settings, made once here; else a sibling subscription of the topic, asked only for a URN none of these handles
  * (a topic a pattern finds later may bring one).
  */
-function resolverOf(model: Subscription, deps: SubscriptionRunnerDeps): (urn: string) => Resolution {
+function resolverOf(subscription: Subscription, deps: SubscriptionRunnerDeps): (urn: string) => Resolution {
   const handlers = new Map<string, ResolvedHandler>();
-  for (const [urn, settings] of model.handlers) {
-    const route = model.routes.get(urn)!;
+  for (const [urn, settings] of subscription.handlers) {
+    const route = subscription.routes.get(urn)!;
     handlers.set(urn, {
       ...settings,
-      run: (envelope, message, requests) => deps.run(model, route, urn, envelope, message, requests),
+      run: (envelope, message, requests) => deps.run(subscription, route, urn, envelope, message, requests),
     });
   }
-  return (urn) => handlers.get(urn) ?? (deps.handledBySibling(model, urn) ? 'sibling' : null);
+  return (urn) => handlers.get(urn) ?? (deps.handledBySibling(subscription, urn) ? 'sibling' : null);
 }

@@ -35,7 +35,7 @@ export interface SubscriptionState {
 
 export interface SubscriptionSetDeps {
   /** Opens a subscription; `initialPosition` overrides where a new one starts (after a wait for the broker). */
-  open(model: Subscription, initialPosition?: 'Earliest' | 'Latest'): Promise<RunningSubscription[]>;
+  open(subscription: Subscription, initialPosition?: 'Earliest' | 'Latest'): Promise<RunningSubscription[]>;
   /** Lists a pattern's namespace; throws (naming the handlers) when this client cannot. */
   listerFor(pattern: Subscription): TopicLister;
   /** A topic no pattern consumes (the server's single dead-letter topic). */
@@ -79,7 +79,7 @@ export class SubscriptionSet {
       planSubscriptions(bindings, settings, (problem) => logger.warn(problem)),
       {
         open,
-        listerFor: (model) => patternListerFor(settings.client, model),
+        listerFor: (subscription) => patternListerFor(settings.client, subscription),
         excluded: (topic) => topic === singleDeadLetterTopic(settings.deadLetter),
         deadLetterTopicOf: (topic) => deadLetterTopicOf(topic, settings.deadLetter),
         retryTopicOf: (topic, subscription) => retryTopicOf(topic, subscription, settings.retry),
@@ -100,9 +100,9 @@ export class SubscriptionSet {
   async open(shutdownTimeoutMs: number, initialPosition?: 'Earliest' | 'Latest'): Promise<void> {
     this.initialPosition = initialPosition;
     try {
-      for (const model of this.planned) {
-        if (model.pattern) await this.watch(model as PatternSubscription);
-        else this.runningList.push(...(await this.deps.open(model, initialPosition)));
+      for (const subscription of this.planned) {
+        if (subscription.pattern) await this.watch(subscription as PatternSubscription);
+        else this.runningList.push(...(await this.deps.open(subscription, initialPosition)));
       }
     } catch (error) {
       await this.close(shutdownTimeoutMs);
@@ -116,11 +116,11 @@ export class SubscriptionSet {
     this.consuming = true;
     for (const running of this.runningList) this.begin(running);
     const { logger, subscriptionType } = this.deps;
-    for (const model of this.planned) {
-      const watch = this.watches.find((candidate) => candidate.origin === model);
+    for (const subscription of this.planned) {
+      const watch = this.watches.find((candidate) => candidate.origin === subscription);
       // The start-up line names the type the subscription actually has (run-time handler settings may set it).
-      const type = model.consumer.subscriptionType ?? subscriptionType;
-      logger.log(watch ? patternLine(watch) : subscriptionLine(model.fullTopic, model, type));
+      const type = subscription.consumer.subscriptionType ?? subscriptionType;
+      logger.log(watch ? patternLine(watch) : subscriptionLine(subscription.fullTopic, subscription, type));
     }
     for (const watch of this.watches) watch.watch();
   }
@@ -128,47 +128,49 @@ export class SubscriptionSet {
   /** Sets the pause state of the subscriptions `target` names; resolves once their running messages settled. */
   async setPaused(target: SubscriptionTarget | undefined, paused: boolean, call: string): Promise<void> {
     const chosen = this.select(target, call);
-    for (const model of chosen) model.paused = paused;
-    const affected = this.runningList.filter(({ model }) => chosen.has(model));
+    for (const subscription of chosen) subscription.paused = paused;
+    const affected = this.runningList.filter(({ subscription }) => chosen.has(subscription));
     // A pause by hand and the breaker's hold are two reasons to wait: the consumers go on when neither holds.
     if (paused) {
       await Promise.all(affected.map(({ consumer }) => consumer.pause()));
       return;
     }
-    for (const { consumer, model } of affected) if (!model.held) consumer.resume();
+    for (const { consumer, subscription } of affected) if (!subscription.held) consumer.resume();
   }
 
   /**
-   * The circuit breaker's pause of one subscription's consumers (not `model.paused`, which is the pause by hand):
+   * The circuit breaker's pause of one subscription's consumers (not `subscription.paused`, which is the pause by hand):
    * a resume leaves a subscription paused by hand paused.
    */
-  async hold(model: Subscription, held: boolean): Promise<void> {
-    model.held = held;
-    const affected = this.runningList.filter((running) => running.model === model);
+  async hold(subscription: Subscription, held: boolean): Promise<void> {
+    subscription.held = held;
+    const affected = this.runningList.filter((running) => running.subscription === subscription);
     if (!held) {
-      if (!model.paused) for (const { consumer } of affected) consumer.resume();
+      if (!subscription.paused) for (const { consumer } of affected) consumer.resume();
       return;
     }
     await Promise.all(affected.map(({ consumer }) => consumer.pause()));
   }
 
   describe(): SubscriptionState[] {
-    return this.runningList.map(({ consumer, deferred, model, readsFrom }) => ({
+    return this.runningList.map(({ consumer, deferred, subscription, readsFrom }) => ({
       topic: readsFrom,
-      subscription: model.subscription,
+      subscription: subscription.name,
       active: consumer.activeCount,
       overdue: consumer.overdueCount,
       connected: consumer.isConnected(),
       paused: consumer.isPaused,
-      tripped: model.tripped,
+      tripped: subscription.tripped,
       refused: deferred.map((producer) => producer.state()).filter((state) => state.refused !== null),
     }));
   }
 
   /** True when another subscription of the same topic routes the URN (that one runs it). */
-  handledBySibling(model: Subscription, urn: string): boolean {
-    const all = [...this.planned.filter((other) => !other.pattern), ...this.runningList.map((r) => r.model)];
-    return all.some((other) => other !== model && other.fullTopic === model.fullTopic && other.routes.has(urn));
+  handledBySibling(subscription: Subscription, urn: string): boolean {
+    const all = [...this.planned.filter((other) => !other.pattern), ...this.runningList.map((r) => r.subscription)];
+    return all.some(
+      (other) => other !== subscription && other.fullTopic === subscription.fullTopic && other.routes.has(urn),
+    );
   }
 
   /** Stops the patterns, then every consumer (in-flight messages settle first), then their producers. */
@@ -187,14 +189,18 @@ export class SubscriptionSet {
    * pattern's subscription chosen as a whole brings its topics along (and the ones it finds later inherit it).
    */
   private select(target: SubscriptionTarget | undefined, call: string): Set<Subscription> {
-    const candidates = [...this.planned, ...this.runningList.map(({ model }) => model).filter((m) => m.origin)];
+    const candidates = [
+      ...this.planned,
+      ...this.runningList.map(({ subscription }) => subscription).filter((m) => m.origin),
+    ];
     const chosen = new Set(selectSubscriptions(candidates, target, call, fullTopicName));
-    for (const model of candidates) if (model.origin && chosen.has(model.origin)) chosen.add(model);
+    for (const subscription of candidates)
+      if (subscription.origin && chosen.has(subscription.origin)) chosen.add(subscription);
     return chosen;
   }
 
   private begin(running: RunningSubscription): void {
-    if (running.model.paused) void running.consumer.pause();
+    if (running.subscription.paused) void running.consumer.pause();
     running.consumer.start();
   }
 
@@ -204,19 +210,18 @@ export class SubscriptionSet {
     const watch = new PatternWatch(origin, {
       list,
       excluded: deps.excluded,
-      taken: (topic, subscription) =>
-        this.planned.some(
-          (other) => !other.pattern && other.subscription === subscription && other.fullTopic === topic,
-        ) || this.runningList.some(({ model }) => model.subscription === subscription && model.fullTopic === topic),
+      taken: (topic, name) =>
+        this.planned.some((other) => !other.pattern && other.name === name && other.fullTopic === topic) ||
+        this.runningList.some(({ subscription }) => subscription.name === name && subscription.fullTopic === topic),
       consume: async (topic, late, reportedAs) => {
         // Released with the others on close: close() waits for a discovery under way before releasing.
         const topics = {
           deadLetterTopic: deps.deadLetterTopicOf(topic),
-          retryTopic: deps.retryTopicOf(topic, origin.subscription),
+          retryTopic: deps.retryTopicOf(topic, origin.name),
         };
-        const model = origin.derive(topic, topics, reportedAs);
+        const subscription = origin.derive(topic, topics, reportedAs);
         // A topic found after start is read from its first message: nothing published before it was found is skipped.
-        const opened = await deps.open(model, late ? 'Earliest' : this.initialPosition);
+        const opened = await deps.open(subscription, late ? 'Earliest' : this.initialPosition);
         this.runningList.push(...opened);
         if (this.consuming && !this.closed) for (const running of opened) this.begin(running);
       },
@@ -232,7 +237,7 @@ function patternLine(watch: PatternWatch): string {
   const { topics, origin } = watch;
   return (
     `consuming ${topics.length} topic(s) matching ${watch.pattern.label} through subscription ` +
-    `${origin.subscription}${topics.length > 0 ? ` (${topics.join(', ')})` : ''}; new matching topics are looked ` +
+    `${origin.name}${topics.length > 0 ? ` (${topics.join(', ')})` : ''}; new matching topics are looked ` +
     `for every ${watch.discoveryMs} ms`
   );
 }
@@ -244,13 +249,13 @@ function patternLine(watch: PatternWatch): string {
  */
 export function subscriptionLine(
   topic: string,
-  binding: { subscription: string; routes: ReadonlyMap<string, { name: string }>; retryTopic?: string | null },
+  subscription: { name: string; routes: ReadonlyMap<string, { name: string }>; retryTopic?: string | null },
   type: SubscriptionType,
 ): string {
-  const routes = [...binding.routes].map(([urn, route]) => `${urn} -> ${route.name}`);
-  const retries = binding.retryTopic ? ` and its retry topic ${fullTopicName(binding.retryTopic)}` : '';
+  const routes = [...subscription.routes].map(([urn, route]) => `${urn} -> ${route.name}`);
+  const retries = subscription.retryTopic ? ` and its retry topic ${fullTopicName(subscription.retryTopic)}` : '';
   return (
-    `consuming ${topic}${retries} (subscription ${binding.subscription}, ${type}): ` +
+    `consuming ${topic}${retries} (subscription ${subscription.name}, ${type}): ` +
     (routes.length > 0 ? routes.join(', ') : 'no handlers (every message is an unknown URN)')
   );
 }

@@ -16,8 +16,8 @@ export interface SubscriptionPattern {
 export interface SubscriptionIntake {
   /** Messages handled at once (at least a full batch when the subscription has batch handlers). */
   concurrency: number;
-  /** Handlers past their time-out that may still run before no new message is taken. */
-  maxOverdue: number;
+  /** Handlers past their time-out that may still run before no new message is taken; unset = the consumer's default. */
+  maxOverdue: number | undefined;
   /** While paused, how many messages the client may hand over before it is made to wait (its receiver queue). */
   pausedHoldLimit: number | undefined;
   /** Why a delayed retry cannot be honoured here, or null. */
@@ -34,7 +34,8 @@ export interface SubscriptionParts {
   fullTopic: string;
   /** What `ctx.getTopic()` says: as configured, or for a topic a pattern found, in the pattern's form. */
   reportedTopic: string;
-  subscription: string;
+  /** The Pulsar subscription's name. */
+  name: string;
   routes: ReadonlyMap<string, Route>;
   /** The Pulsar consumer: the library's settings with the pass-through `consumerOptions` merged over them. */
   consumer: PulsarConsumerConfig;
@@ -66,7 +67,7 @@ export class Subscription implements SubscriptionParts {
   readonly topic: string;
   readonly fullTopic: string;
   readonly reportedTopic: string;
-  readonly subscription: string;
+  readonly name: string;
   readonly routes: ReadonlyMap<string, Route>;
   readonly consumer: PulsarConsumerConfig;
   readonly intake: SubscriptionIntake;
@@ -95,7 +96,7 @@ export class Subscription implements SubscriptionParts {
     this.topic = parts.topic;
     this.fullTopic = parts.fullTopic;
     this.reportedTopic = parts.reportedTopic;
-    this.subscription = parts.subscription;
+    this.name = parts.name;
     this.routes = parts.routes;
     this.consumer = parts.consumer;
     this.intake = parts.intake;
@@ -116,7 +117,7 @@ export class Subscription implements SubscriptionParts {
 
   /**
    * The subscription of one topic this pattern subscription found: the same handlers, settings and pause state.
-   * Where a new subscription starts is the subscription set's decision (see SubscriptionSet), not the model's.
+   * Where a new subscription starts is the subscription set's decision (see SubscriptionSet), not the subscription's own.
    */
   derive(
     fullTopic: string,
@@ -140,7 +141,7 @@ export class Subscription implements SubscriptionParts {
 
   /** `topic (subscription s)`, as the logs and errors name it. */
   get label(): string {
-    return `${this.topic} (subscription ${this.subscription})`;
+    return `${this.topic} (subscription ${this.name})`;
   }
 }
 

@@ -178,9 +178,9 @@ describe('TopicConsumer.pause() with a push feed', () => {
 
 describe('selectSubscriptions (pause / resume targets)', () => {
   const consumed = [
-    { topic: 'orders', subscription: 'babelqueue' },
-    { topic: 'orders', subscription: 'audit' },
-    { topic: 'persistent://public/default/payments', subscription: 'babelqueue' },
+    { topic: 'orders', name: 'babelqueue' },
+    { topic: 'orders', name: 'audit' },
+    { topic: 'persistent://public/default/payments', name: 'babelqueue' },
   ];
   const full = (topic: string) => (topic.includes('://') ? topic : `persistent://public/default/${topic}`);
   const select = (target: unknown) => selectSubscriptions(consumed, target, 'pause()', full);

@@ -34,7 +34,7 @@ describe("server option retry 'retry-topic'", () => {
         [binding('billing'), binding('audit')],
         resolveServerOptions({ client, topics: 'orders', retry }),
         () => undefined,
-      ).map(({ subscription, retryTopic }) => [subscription, retryTopic]);
+      ).map(({ name, retryTopic }) => [name, retryTopic]);
     expect(plan('retry-topic')).toEqual([
       ['billing', 'orders.billing.retry'],
       ['audit', 'orders.audit.retry'],
@@ -52,7 +52,7 @@ describe("server option retry 'retry-topic'", () => {
   it('names the retry topic on the start-up line', () => {
     const line = subscriptionLine(
       'persistent://public/default/orders',
-      { subscription: 'billing', routes: new Map([['urn:a', { name: 'A.a' }]]), retryTopic: 'orders.billing.retry' },
+      { name: 'billing', routes: new Map([['urn:a', { name: 'A.a' }]]), retryTopic: 'orders.billing.retry' },
       'Shared',
     );
     expect(line).toBe(

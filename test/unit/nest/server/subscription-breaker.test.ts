@@ -10,7 +10,7 @@ const event = (action: SettledEvent['action']) =>
   ({ topic: 'orders', messageId: 'm', urn: 'urn:x', action }) as SettledEvent;
 
 function breakerOf(now: () => number = () => Date.now()) {
-  const model = { label: 'orders (subscription s)', topic: 'orders', subscription: 's', tripped: false };
+  const model = { label: 'orders (subscription s)', topic: 'orders', name: 's', tripped: false };
   const holds: boolean[] = [];
   const lines: string[] = [];
   const breaker = new SubscriptionBreaker(model as unknown as Subscription, options, {
