@@ -1,4 +1,3 @@
-import { checkRetryPolicy, type RetryPolicy } from '../../consumer/index.js';
 import type { UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
 import { checkLagGauges, type LagGaugeSetting } from './lag-gauge-option.js';
 import { checkCircuitBreakerOptions, type CircuitBreakerOptions } from '../../consumer/circuit-breaker.js';
@@ -8,6 +7,7 @@ import { describeValue } from '../../describe-value.js';
 import type { PulsarProducer, SubscriptionType } from '../../pulsar/client-types.js';
 import { SUBSCRIPTION_TYPES } from '../../pulsar/subscription-types.js';
 import { checkTopicName } from './topic-option.js';
+import { sharedRows } from './shared-rows.js';
 import { checkClientOptions, type PulsarClientName, type PulsarConsumerOptions } from '../../pulsar/client-options.js';
 import { option, type RaiseOptionError, type ResolvedOptions } from '../../options/option-table.js';
 import { flag, integer, nonBlank, oneOf } from '../../options/validators.js';
@@ -83,7 +83,7 @@ export const consumerOptions = {
    * handler: `@BabelHandler(urn, { retryPolicy })`.
    * @defaultValue none (a retry is due at once)
    */
-  retryPolicy: option<RetryPolicy>((value, name, raise) => checkRetryPolicy(value, name, raise)),
+  retryPolicy: sharedRows.retryPolicy(),
   /**
    * Where exhausted and poison messages go: `true` = `<topic>.dlq`, a topic name, or `false` (an exhausted
    * message is acknowledged, dropped and logged).

@@ -1,4 +1,3 @@
-import { checkRetryPolicy, type RetryPolicy } from '../../consumer/index.js';
 import type { IdempotencyOptions } from '../../idempotency/store.js';
 import { option, type RaiseOptionError } from '../../options/option-table.js';
 import { integer, passThrough } from '../../options/validators.js';
@@ -6,6 +5,7 @@ import type { PayloadSchema } from '../../schema/payload-schema.js';
 import { checkBatchOptions, type BatchOptions, type ResolvedBatchOptions } from '../../consumer/batch-collector.js';
 import { parseTopicPattern, type TopicPattern } from '../../pulsar/topic-pattern.js';
 import { consumerOptions } from './consumer-options.js';
+import { sharedRows } from './shared-rows.js';
 import { topicOption } from './topic-option.js';
 
 function optionalName(value: unknown, name: string, example: string, raise: RaiseOptionError): string | undefined {
@@ -37,7 +37,7 @@ export const handlerOptionTable = {
    * Spacing of this URN's retries (docs/retries.md#retry-policy).
    * @defaultValue the server's `retryPolicy`
    */
-  retryPolicy: option<RetryPolicy>((value, name, raise) => checkRetryPolicy(value, name, raise)),
+  retryPolicy: sharedRows.retryPolicy(),
   /**
    * `{ store }`: skip a message whose `meta.id` this handler already handled (docs/idempotency.md; see @Idempotent).
    * @defaultValue none
@@ -48,10 +48,7 @@ export const handlerOptionTable = {
    * (docs/exactly-once.md#the-inbox); `false`: not, even with the inbox's `every: true`.
    * @defaultValue the inbox's `every`
    */
-  inbox: option<boolean>((value, name, raise) => {
-    if (value !== undefined && typeof value !== 'boolean') return raise(`${name} must be true or false`, 'type');
-    return value as boolean | undefined;
-  }),
+  inbox: sharedRows.inbox(),
   /**
    * The topic this handler consumes instead of the server's topics (short `payments` or full name); the server
    * subscribes each distinct topic and subscription once and routes within it.

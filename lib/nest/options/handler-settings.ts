@@ -4,12 +4,11 @@
  * topic, subscription, subscription type, attempts, retry policy, concurrency and inbox. Pure, but for the book that
  * remembers which keys were used.
  */
-import { checkRetryPolicy, type RetryPolicy } from '../../consumer/index.js';
+import type { RetryPolicy } from '../../consumer/index.js';
 import { UNKNOWN_URN_STRATEGIES, type UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
 import {
   checkKnownKeys,
   isPlainObject,
-  option,
   resolveOptions,
   type RaiseOptionError,
   type ResolvedOptions,
@@ -17,6 +16,7 @@ import {
 import { integer, nonBlank, oneOf } from '../../options/validators.js';
 import type { SubscriptionType } from '../../pulsar/client-types.js';
 import { SUBSCRIPTION_TYPES } from '../../pulsar/subscription-types.js';
+import { sharedRows } from './shared-rows.js';
 import { topicOption } from './topic-option.js';
 
 /** What one entry of `handlers` may set; each absent key keeps the decorator's value (else the server's). */
@@ -30,16 +30,13 @@ export const handlerSettingsTable = {
   /** Attempts before the dead-letter topic. */
   maxAttempts: integer({ min: 1 }),
   /** Delays between attempts. */
-  retryPolicy: option<RetryPolicy>((value, name, raise) => checkRetryPolicy(value, name, raise)),
+  retryPolicy: sharedRows.retryPolicy(),
   /** Messages handled at once on the handler's subscription (every handler of one subscription must agree). */
   concurrency: integer({ min: 1 }),
   /** What the handler's subscription does with a URN none of its handlers takes (they must agree). */
   unknownUrn: oneOf(UNKNOWN_URN_STRATEGIES),
   /** Runs in the server's inbox (docs/exactly-once.md#the-inbox), or not. */
-  inbox: option<boolean>((value, name, raise) => {
-    if (value !== undefined && typeof value !== 'boolean') return raise(`${name} must be true or false`, 'type');
-    return value as boolean | undefined;
-  }),
+  inbox: sharedRows.inbox(),
 };
 
 export type HandlerSettingName = keyof typeof handlerSettingsTable;
