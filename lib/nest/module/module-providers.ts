@@ -16,7 +16,6 @@ import { BabelPulsarClient } from '../client/babel-pulsar.client.js';
 import { BabelPulsarServer } from '../server/babel-pulsar.server.js';
 import { BabelQueueRedrive } from '../../redrive/babel-queue-redrive.js';
 import { BabelQueueHealthIndicator } from './health.indicator.js';
-import { withResolution } from '../server/server-options.js';
 import { HOOK_NAMES, type HookName } from './hooks-option.js';
 import { resolveModuleOptions, type ResolvedModuleOptions } from './module-options.js';
 import {
@@ -310,19 +309,17 @@ export function babelQueueProviders(optionsToken: symbol | string, name?: string
       ) => {
         const { onError, onUnknownUrn, onRoutingMismatch, onDeadLetter } = hooks.serverHooks();
         return new BabelPulsarServer(
-          withResolution(
-            { client: handle.client, topics: options.server.topics },
-            {
-              ...options.server,
-              name,
-              client: handle.client,
-              producers: isProducerSource(pool) ? pool : undefined,
-              onError,
-              onUnknownUrn,
-              onRoutingMismatch,
-              onDeadLetter,
-            },
-          ),
+          { client: handle.client, topics: options.server.topics },
+          {
+            ...options.server,
+            name,
+            client: handle.client,
+            producers: isProducerSource(pool) ? pool : undefined,
+            onError,
+            onUnknownUrn,
+            onRoutingMismatch,
+            onDeadLetter,
+          },
         );
       },
     },

@@ -56,9 +56,18 @@ export class BabelPulsarServer
   private starting: Promise<void> | null = null;
   private closing: Promise<void> | null = null;
 
-  constructor(private readonly options: BabelPulsarServerOptions) {
+  constructor(options: BabelPulsarServerOptions);
+  /**
+   * A BabelQueueModule registration's server: `settings` are the module's options resolved, checked once there.
+   * @internal
+   */
+  constructor(options: BabelPulsarServerOptions, settings: ResolvedServerOptions);
+  constructor(
+    private readonly options: BabelPulsarServerOptions,
+    settings?: ResolvedServerOptions,
+  ) {
     super();
-    this.settings = resolveServerOptions(options);
+    this.settings = settings ?? resolveServerOptions(options);
     this.client = toLibraryClient(options.client);
     this.routes = new HandlerRoutes(this.settings.topics, this.settings.subscription);
     this.handlerSettings = new HandlerSettingsBook(this.settings.handlers, 'handlers');

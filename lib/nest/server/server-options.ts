@@ -153,23 +153,9 @@ export function resolveServerSettings(
   return checkServerSettings(resolveOptions(serverSettingsTable, input, where, raise), client, where, raise);
 }
 
-/** Options the module resolved from its own (already validated) options: the server takes them as they are. */
-const resolvedByModule = new WeakMap<BabelPulsarServerOptions, ResolvedServerOptions>();
-
-/** Hands the server options the module built together with their resolution, so they are not validated twice. */
-export function withResolution(
-  options: BabelPulsarServerOptions,
-  resolved: ResolvedServerOptions,
-): BabelPulsarServerOptions {
-  resolvedByModule.set(options, resolved);
-  return options;
-}
-
 /** Validates server options at construction, with errors naming the option and what is allowed. */
 export function resolveServerOptions(options: BabelPulsarServerOptions): ResolvedServerOptions {
   if (!options || typeof options !== 'object') throw new TypeError('BabelPulsarServer needs an options object');
-  const known = resolvedByModule.get(options);
-  if (known) return known;
   const raise = raiseStandardError;
   const resolved = resolveOptions(serverOptionTable, options as unknown as Record<string, unknown>, 'options', raise);
   return checkServerSettings(resolved, clientNameOf(resolved.client), 'options', raise);
