@@ -24,17 +24,8 @@ import { nativeProducerConfig, refuseUnsupported } from './native-options.js';
 import type { PushRoom } from '../push-room.js';
 import { startReceivePump, type PumpBatch, type ReceivePump } from '../receive-pump.js';
 
-/** What the adapter needs of a raw native message (the package's Message class). */
-interface NativeMessage {
-  getData(): Buffer;
-  getProperties(): Record<string, string>;
-  getRedeliveryCount(): number;
-  getMessageId(): PulsarMessageId;
-  getTopicName(): string;
-  getPublishTimestamp(): number;
-  getPartitionKey(): string;
-  getOrderingKey?(): string;
-}
+/** What the adapter needs of a raw native message (the package's Message class): the library's message shape. */
+type NativeMessage = PulsarMessage;
 
 interface NativeConsumer {
   receive(timeoutMs?: number): Promise<NativeMessage>;
