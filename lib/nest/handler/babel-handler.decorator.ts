@@ -3,6 +3,7 @@ import { UseFilters, type Type } from '@nestjs/common';
 import { EventPattern } from '@nestjs/microservices';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from '../constants.js';
 import type { RetryPolicy } from '../../consumer/index.js';
+import type { CircuitBreakerOptions } from '../../consumer/circuit-breaker.js';
 import { BabelFailureRelay } from '../pipeline/failure-relay.js';
 import { Idempotent } from './idempotent.interceptor.js';
 import { checkPayloadSchema, type PayloadSchema } from '../../schema/payload-schema.js';
@@ -44,6 +45,10 @@ export interface BabelHandlerExtras {
   settingsKey?: string;
   /** Runs in the server's inbox (true), or not even when it covers every handler (false). */
   inbox?: boolean;
+  /** Its subscription's circuit breaker, resolved (the decorator or the `handlers` option). */
+  circuitBreaker?: CircuitBreakerOptions;
+  /** Its subscription's rate limit per instance (the decorator or the `handlers` option). */
+  maxPerSecond?: number;
   /** Set only by the server's `handlers` option (run-time settings). */
   subscriptionType?: SubscriptionType;
   concurrency?: number;
@@ -93,6 +98,7 @@ export function BabelHandler(
   checkHandlerCombination(resolved, options);
   const { timeoutMs, maxAttempts, retryPolicy, topic, subscription, connection, consumerOptions } = resolved;
   const { batch, topicsPattern, patternDiscoveryMs, isRetriable, settingsKey, inbox } = resolved;
+  const { circuitBreaker, maxPerSecond } = resolved;
   const idempotent = options.idempotency ? Idempotent(options.idempotency) : undefined;
   const given = options.schema ?? (isUrnContract(urnOrContract) ? urnOrContract.schema : undefined);
   const schema = given === undefined ? undefined : checkPayloadSchema(given, `@BabelHandler('${pattern}') schema`);
@@ -116,6 +122,8 @@ export function BabelHandler(
         ...(isRetriable !== undefined && { isRetriable }),
         ...(batch !== undefined && { batch }),
         ...(inbox !== undefined && { inbox }),
+        ...(circuitBreaker !== undefined && { circuitBreaker }),
+        ...(maxPerSecond !== undefined && { maxPerSecond }),
         ...(topicsPattern !== undefined && {
           topicsPattern,
           patternDiscoveryMs: patternDiscoveryMs ?? DEFAULT_PATTERN_DISCOVERY_MS,

@@ -1,6 +1,5 @@
 import type { UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
 import { checkLagGauges, type LagGaugeSetting } from './lag-gauge-option.js';
-import { checkCircuitBreakerOptions, type CircuitBreakerOptions } from '../../consumer/circuit-breaker.js';
 import { UNKNOWN_URN_STRATEGIES } from '../../consumer/unknown-urn.js';
 import { delayedRetryRefusal, honoursDeliveryTimes } from '../../consumer/settle-request.js';
 import { describeValue } from '../../describe-value.js';
@@ -12,7 +11,11 @@ import { checkClientOptions, type PulsarClientName, type PulsarConsumerOptions }
 import { option, type RaiseOptionError, type ResolvedOptions } from '../../options/option-table.js';
 import { flag, integer, nonBlank, oneOf } from '../../options/validators.js';
 import { checkRetriableRule, type RetriableRule } from './retriable-rule.js';
-import { checkHandlerSettingsMap, type HandlerSettingsMap } from './handler-settings.js';
+import {
+  checkHandlerSettingsMap,
+  type HandlerSettingsMap,
+  type ResolvedHandlerSettingsMap,
+} from './handler-settings.js';
 
 /** How a failed message is retried (see `retry`). */
 const RETRY_MODES = ['republish', 'retry-topic', 'nack'] as const;
@@ -122,21 +125,14 @@ export const consumerOptions = {
    * 20, openMs: 30000, probes: 3 }`, or some of them over the defaults.
    * @defaultValue `false` (no breaker)
    */
-  circuitBreaker: option<boolean | Partial<CircuitBreakerOptions>, CircuitBreakerOptions | undefined>(
-    (value, name, raise) => checkCircuitBreakerOptions(value, name, raise),
-  ),
+  circuitBreaker: sharedRows.circuitBreaker(),
   /**
    * Handler calls started per second at most, per subscription on this instance (docs/retries.md#rate-limit):
    * evenly spaced (`1000 / maxPerSecond` ms apart), never a second's worth at once. A message waits for its start
    * time before its handler's time-out begins. Any positive number (`0.5`: one every 2 s).
    * @defaultValue none (no limit)
    */
-  maxPerSecond: option<number>((value, name, raise) => {
-    if (value === undefined) return undefined;
-    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
-      return raise(`${name} must be a positive number, got ${describeValue(value)}`, 'range');
-    return value;
-  }),
+  maxPerSecond: sharedRows.maxPerSecond(),
   /**
    * OpenTelemetry gauges of each subscription's lag (docs/operations.md#lag-gauges): `babelqueue.subscription.backlog`,
    * `.oldest_unacked_age`, `.retry_backlog` and `babelqueue.dead_letter.depth`, read from the broker's admin API at
@@ -201,12 +197,15 @@ export const consumerOptions = {
   isRetriable: option<RetriableRule>((value, name, raise) => checkRetriableRule(value, name, raise)),
   /**
    * Handler settings from configuration, keyed by URN or `Controller.method`: `{ topic, subscription,
-   * subscriptionType, maxAttempts, retryPolicy, concurrency, unknownUrn }` override the handler's `@BabelHandler` values
+   * subscriptionType, maxAttempts, retryPolicy, concurrency, unknownUrn, inbox, circuitBreaker, maxPerSecond }` override
+   * the handler's `@BabelHandler` values
    * (docs/configuration.md#handler-settings-from-configuration). Start-up logs where each value came from; a key
    * that names no handler fails the start.
    * @defaultValue none
    */
-  handlers: option<HandlerSettingsMap>((value, name, raise) => checkHandlerSettingsMap(value, name, raise)),
+  handlers: option<HandlerSettingsMap, ResolvedHandlerSettingsMap | undefined>((value, name, raise) =>
+    checkHandlerSettingsMap(value, name, raise),
+  ),
   /**
    * Pulsar consumer settings of every subscription (docs/pulsar-features.md#client-options), e.g. `ackTimeoutMs`,
    * `consumerName`, `keySharedPolicy`; per handler: `@BabelHandler(urn, { consumerOptions })`.

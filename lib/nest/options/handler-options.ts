@@ -85,6 +85,18 @@ export const handlerOptionTable = {
    */
   consumerOptions: consumerOptions.consumerOptions,
   /**
+   * A circuit breaker for this handler's subscription (docs/retries.md#circuit-breaker): `true` or some of
+   * `{ failureRatio, windowMs, minimumMessages, openMs, probes }`; handlers sharing a subscription must agree.
+   * @defaultValue the server's `circuitBreaker`
+   */
+  circuitBreaker: sharedRows.circuitBreaker(),
+  /**
+   * Handler calls started per second at most on this handler's subscription, per instance
+   * (docs/retries.md#rate-limit); handlers sharing a subscription must agree.
+   * @defaultValue the server's `maxPerSecond`
+   */
+  maxPerSecond: sharedRows.maxPerSecond(),
+  /**
    * Which failures of this handler are worth a retry: `true` retries, `false` dead-letters at once, `undefined`
    * leaves it to the module's `isRetriable`, then to the built-in rule (docs/pulsar-features.md#your-own-retriable-rule).
    * @defaultValue the server's `isRetriable`

@@ -5,6 +5,7 @@
  * remembers which keys were used.
  */
 import type { RetryPolicy } from '../../consumer/index.js';
+import type { CircuitBreakerOptions } from '../../consumer/circuit-breaker.js';
 import { UNKNOWN_URN_STRATEGIES, type UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
 import {
   checkKnownKeys,
@@ -37,6 +38,10 @@ export const handlerSettingsTable = {
   unknownUrn: oneOf(UNKNOWN_URN_STRATEGIES),
   /** Runs in the server's inbox (docs/exactly-once.md#the-inbox), or not. */
   inbox: sharedRows.inbox(),
+  /** The circuit breaker of the handler's subscription (they must agree). */
+  circuitBreaker: sharedRows.circuitBreaker(),
+  /** Handler calls started per second at most on the handler's subscription, per instance (they must agree). */
+  maxPerSecond: sharedRows.maxPerSecond(),
 };
 
 export type HandlerSettingName = keyof typeof handlerSettingsTable;
@@ -52,21 +57,31 @@ export type HandlerSettings = {
   concurrency?: number;
   unknownUrn?: UnknownUrnStrategy;
   inbox?: boolean;
+  circuitBreaker?: boolean | Partial<CircuitBreakerOptions>;
+  maxPerSecond?: number;
 };
 
 /** `handlers`: entries keyed by a URN (`urn:…`) or by `Controller.method`. */
 export type HandlerSettingsMap = Record<string, HandlerSettings>;
+
+/** One entry of `handlers` as checked: a breaker given as `true` or in part is complete. */
+export type ResolvedHandlerSettingsEntry = Omit<HandlerSettings, 'circuitBreaker'> & {
+  circuitBreaker?: CircuitBreakerOptions;
+};
+
+/** `handlers` as checked. */
+export type ResolvedHandlerSettingsMap = Record<string, ResolvedHandlerSettingsEntry>;
 
 /** Validates the `handlers` option: each key and each entry (unknown settings refused, listing those allowed). */
 export function checkHandlerSettingsMap(
   value: unknown,
   name: string,
   raise: RaiseOptionError,
-): HandlerSettingsMap | undefined {
+): ResolvedHandlerSettingsMap | undefined {
   if (value === undefined) return undefined;
   if (!isPlainObject(value))
     return raise(`${name} must be an object keyed by URN or Controller.method, e.g. { "urn:…": { topic } }`, 'type');
-  const checked: HandlerSettingsMap = {};
+  const checked: ResolvedHandlerSettingsMap = {};
   for (const [key, entry] of Object.entries(value)) {
     const where = `${name}[${JSON.stringify(key)}]`;
     if (key.trim() === '') raise(`${name} has a blank key: name a URN or Controller.method`, 'type');
@@ -90,7 +105,7 @@ export type SettingSource = { from: 'handlers'; key: string } | { from: 'decorat
 
 /** A handler's settings with the run-time entries applied, and where each came from. */
 export interface AppliedSettings {
-  settings: HandlerSettings;
+  settings: ResolvedHandlerSettingsEntry;
   sources: Record<HandlerSettingName, SettingSource>;
 }
 
@@ -104,10 +119,10 @@ export function keysOf(urn: string, handlerName: string, settingsKey?: string): 
  * `Controller.method`, then the one keyed by its URN, then the decorator; a setting none gives is the server's.
  */
 export function applyHandlerSettings(
-  map: HandlerSettingsMap | undefined,
+  map: ResolvedHandlerSettingsMap | undefined,
   urn: string,
   handlerName: string,
-  declared: HandlerSettings,
+  declared: ResolvedHandlerSettingsEntry,
   settingsKey?: string,
 ): AppliedSettings {
   const settings: Record<string, unknown> = {};
@@ -123,7 +138,7 @@ export function applyHandlerSettings(
     if (value !== undefined) settings[setting] = value;
     sources[setting] = source;
   }
-  return { settings: settings as HandlerSettings, sources };
+  return { settings: settings as ResolvedHandlerSettingsEntry, sources };
 }
 
 /** The server's values of the settings, for a start-up line of a setting no handler gave. */
@@ -139,6 +154,8 @@ export function serverDefaultsOf(settings: {
   concurrency: number;
   unknownUrn: UnknownUrnStrategy;
   inbox?: { every?: boolean } | undefined;
+  circuitBreaker?: CircuitBreakerOptions | undefined;
+  maxPerSecond?: number | undefined;
 }): ServerDefaults {
   const { topics, subscription, subscriptionType, maxAttempts, retryPolicy, concurrency, unknownUrn } = settings;
   const inbox = settings.inbox?.every ?? false;
@@ -151,8 +168,13 @@ export function serverDefaultsOf(settings: {
     concurrency,
     unknownUrn,
     inbox,
+    circuitBreaker: settings.circuitBreaker,
+    maxPerSecond: settings.maxPerSecond,
   };
 }
+
+/** Settings that are off unless some level gives them: the line names them only when one does. */
+const OFF_UNLESS_GIVEN = new Set<HandlerSettingName>(['circuitBreaker', 'maxPerSecond']);
 
 /**
  * The start-up line of a handler whose settings came (in part) from `handlers`, e.g.
@@ -166,9 +188,10 @@ export function settingsLine(
   defaults: ServerDefaults,
   prefix: string,
 ): string {
-  const parts = HANDLER_SETTING_NAMES.map((setting) => {
+  const parts = HANDLER_SETTING_NAMES.flatMap((setting) => {
     const source = applied.sources[setting];
     const value = source.from === 'server' ? defaults[setting] : applied.settings[setting];
+    if (value === undefined && OFF_UNLESS_GIVEN.has(setting)) return [];
     const shown = value === undefined ? 'none' : JSON.stringify(value);
     const where =
       source.from === 'handlers'
@@ -187,7 +210,7 @@ export class HandlerSettingsBook {
   readonly lines: string[] = [];
 
   constructor(
-    readonly map: HandlerSettingsMap | undefined,
+    readonly map: ResolvedHandlerSettingsMap | undefined,
     private readonly prefix: string,
   ) {}
 
@@ -199,9 +222,9 @@ export class HandlerSettingsBook {
   apply(
     urn: string,
     handlerName: string,
-    declared: HandlerSettings & { settingsKey?: string },
+    declared: ResolvedHandlerSettingsEntry & { settingsKey?: string },
     defaults: ServerDefaults,
-  ): HandlerSettings {
+  ): ResolvedHandlerSettingsEntry {
     if (!this.active) return declared;
     const { settingsKey } = declared;
     for (const key of keysOf(urn, handlerName, settingsKey)) if (this.map![key] !== undefined) this.used.add(key);

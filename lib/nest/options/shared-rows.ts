@@ -1,4 +1,6 @@
 import { checkRetryPolicy, type RetryPolicy } from '../../consumer/index.js';
+import { checkCircuitBreakerOptions, type CircuitBreakerOptions } from '../../consumer/circuit-breaker.js';
+import { describeValue } from '../../describe-value.js';
 import { option } from '../../options/option-table.js';
 
 /**
@@ -11,5 +13,16 @@ export const sharedRows = {
     option<boolean>((value, name, raise) => {
       if (value !== undefined && typeof value !== 'boolean') return raise(`${name} must be true or false`, 'type');
       return value as boolean | undefined;
+    }),
+  circuitBreaker: () =>
+    option<boolean | Partial<CircuitBreakerOptions>, CircuitBreakerOptions | undefined>((value, name, raise) =>
+      checkCircuitBreakerOptions(value, name, raise),
+    ),
+  maxPerSecond: () =>
+    option<number>((value, name, raise) => {
+      if (value === undefined) return undefined;
+      if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+        return raise(`${name} must be a positive number, got ${describeValue(value)}`, 'range');
+      return value;
     }),
 };

@@ -22,6 +22,7 @@ export function routeOf(
     extras ?? {};
   const { batch, topicsPattern, patternDiscoveryMs, isRetriable, subscriptionType, concurrency, unknownUrn, inbox } =
     extras ?? {};
+  const { circuitBreaker, maxPerSecond } = extras ?? {};
   if (inbox === true && !settings.inbox)
     throw new TypeError(
       `${name} asks for the inbox, but the server has none: give the module or server inbox: { store: new PostgresInbox({ pool }) }`,
@@ -57,6 +58,8 @@ export function routeOf(
     ...(concurrency !== undefined && { concurrency }),
     ...(unknownUrn !== undefined && { unknownUrn }),
     ...(inbox !== undefined && { inbox }),
+    ...(circuitBreaker !== undefined && { circuitBreaker }),
+    ...(maxPerSecond !== undefined && { maxPerSecond }),
     ...(maxAttempts !== undefined && { maxAttempts }),
     ...(retryPolicy !== undefined && { retryPolicy }),
   };

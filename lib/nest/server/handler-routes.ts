@@ -1,4 +1,5 @@
 import type { UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
+import type { CircuitBreakerOptions } from '../../consumer/circuit-breaker.js';
 import type { MessageHandler } from '@nestjs/microservices';
 import type { RetryPolicy } from '../../consumer/retry-delay.js';
 import type { BabelContext, HandlerRef } from '../context/babel.context.js';
@@ -51,6 +52,10 @@ export interface Route {
   unknownUrn?: UnknownUrnStrategy;
   /** Runs in the server's inbox (true) or not (false); absent: as the inbox's `every` says. */
   inbox?: boolean;
+  /** The circuit breaker of the handler's subscription, when the handler gives one (the server's otherwise). */
+  circuitBreaker?: CircuitBreakerOptions;
+  /** The rate limit of the handler's subscription per instance, when the handler gives one. */
+  maxPerSecond?: number;
 }
 
 /** A topic and subscription the server consumes, with the handlers routed within it. */

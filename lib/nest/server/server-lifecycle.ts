@@ -46,14 +46,14 @@ export class ServerLifecycle {
   private metrics: ConsumerMetrics | undefined;
   /** Retries the subscriptions while the broker did not answer at start (brokerAtStart: 'optional'). */
   private brokerWait: BrokerWait | null = null;
-  /** The circuit breaker of each subscription (the `circuitBreaker` option; none without it). */
+  /** The circuit breaker of each subscription that has one (the `circuitBreaker` option, server's or handlers'). */
   private readonly breakers: SubscriptionBreakers;
   /** The lag gauges (the `lagGauges` option), from the first start. */
   private lagGauges: LagGauges | null = null;
 
   constructor(private readonly deps: ServerLifecycleDeps) {
     const { settings, logger } = deps;
-    this.breakers = new SubscriptionBreakers(settings.circuitBreaker, {
+    this.breakers = new SubscriptionBreakers({
       hold: async (subscription, held) => {
         await this.subscriptions?.hold(subscription, held);
         this.monitor.refresh();

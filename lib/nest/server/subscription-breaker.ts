@@ -90,17 +90,15 @@ export class SubscriptionBreaker {
 export class SubscriptionBreakers {
   private readonly breakers = new Map<Subscription, SubscriptionBreaker>();
 
-  constructor(
-    private readonly options: CircuitBreakerOptions | undefined,
-    private readonly deps: SubscriptionBreakerDeps,
-  ) {}
+  constructor(private readonly deps: SubscriptionBreakerDeps) {}
 
-  /** The breaker of a subscription, made on first use; undefined when the server has none. */
+  /** The breaker of a subscription, made on first use; undefined when it has none (`circuitBreaker` unset). */
   of(subscription: Subscription): SubscriptionBreaker | undefined {
-    if (this.options === undefined) return undefined;
+    const options = subscription.circuitBreaker;
+    if (options === undefined) return undefined;
     let breaker = this.breakers.get(subscription);
     if (!breaker)
-      this.breakers.set(subscription, (breaker = new SubscriptionBreaker(subscription, this.options, this.deps)));
+      this.breakers.set(subscription, (breaker = new SubscriptionBreaker(subscription, options, this.deps)));
     return breaker;
   }
 

@@ -23,25 +23,28 @@ function disagreement(binding: Binding, first: string, second: string, what: str
   );
 }
 
+/** The settings of a subscription its handlers may give (it is one consumer, so they must agree). */
+type SubscriptionSetting = 'subscriptionType' | 'concurrency' | 'unknownUrn' | 'circuitBreaker' | 'maxPerSecond';
+
 /**
- * A setting of the subscription that run-time handler settings may give (its type, its concurrency): the value its
+ * A setting of the subscription that its handlers may give (its type, its concurrency, its breaker): the value its
  * handlers agree on, else the server's. A subscription is one consumer, so two handlers that disagree are refused.
  */
-function agreed<K extends 'subscriptionType' | 'concurrency' | 'unknownUrn'>(
+function agreed<K extends SubscriptionSetting, D extends Route[K]>(
   binding: Binding,
   key: K,
-  serverValue: NonNullable<Route[K]>,
-): NonNullable<Route[K]> {
+  serverValue: D,
+): NonNullable<Route[K]> | D {
   let chosen: { value: NonNullable<Route[K]>; by: string } | undefined;
   for (const route of binding.routes.values()) {
     const value = route[key];
     if (value === undefined) continue;
-    if (chosen && chosen.value !== value)
+    if (chosen && JSON.stringify(chosen.value) !== JSON.stringify(value))
       throw disagreement(
         binding,
         chosen.by,
         route.name,
-        `their handler settings give different ${key} (${String(chosen.value)}, ${String(value)})`,
+        `their settings give different ${key} (${JSON.stringify(chosen.value)}, ${JSON.stringify(value)})`,
       );
     chosen = { value: value as NonNullable<Route[K]>, by: route.name };
   }
@@ -89,6 +92,8 @@ export function planSubscriptions(
     const subscriptionType = agreed(binding, 'subscriptionType', settings.subscriptionType);
     const concurrency = intakeConcurrency(agreed(binding, 'concurrency', settings.concurrency), binding.routes);
     const unknownUrn = agreed(binding, 'unknownUrn', settings.unknownUrn);
+    const circuitBreaker = agreed(binding, 'circuitBreaker', settings.circuitBreaker);
+    const maxPerSecond = agreed(binding, 'maxPerSecond', settings.maxPerSecond);
     const configured = consumerConfigFor(binding, { ...settings, subscriptionType }, passThrough);
     const consumer =
       configured.receiverQueueSize === undefined
@@ -135,7 +140,8 @@ export function planSubscriptions(
       // A pattern's label is no topic: each topic it finds gets its own when derived (see SubscriptionSet).
       retryTopic: binding.pattern ? null : retryTopicOf(binding.topic, binding.subscription, settings.retry),
       unknownUrn: { strategy: unknownUrn, maxReleases: settings.unknownUrnMaxReleases },
-      maxPerSecond: settings.maxPerSecond ?? null,
+      maxPerSecond: maxPerSecond ?? null,
+      circuitBreaker,
       ...(binding.pattern && { pattern: binding.pattern }),
     });
   });

@@ -5,6 +5,7 @@ import type { Route } from './handler-routes.js';
 import type { UnknownUrnPolicy } from '../../consumer/unknown-urn.js';
 import type { ResolvedHandler, SubscriptionPolicy } from '../../consumer/processor-context.js';
 import { RatePacer } from '../../consumer/rate-pacer.js';
+import type { CircuitBreakerOptions } from '../../consumer/circuit-breaker.js';
 
 /** A subscription made for every topic of a namespace that matches a pattern (docs/pulsar-features.md#topic-patterns). */
 export interface SubscriptionPattern {
@@ -55,6 +56,8 @@ export interface SubscriptionParts {
   unknownUrn: UnknownUrnPolicy;
   /** Handler calls started per second at most on this instance (docs/retries.md#rate-limit); null = no limit. */
   maxPerSecond: number | null;
+  /** Its circuit breaker's settings (docs/retries.md#circuit-breaker); undefined = no breaker. */
+  circuitBreaker: CircuitBreakerOptions | undefined;
   pattern?: SubscriptionPattern;
 }
 
@@ -77,6 +80,7 @@ export class Subscription implements SubscriptionParts {
   readonly retryTopic: string | null;
   readonly unknownUrn: UnknownUrnPolicy;
   readonly maxPerSecond: number | null;
+  readonly circuitBreaker: CircuitBreakerOptions | undefined;
   /**
    * Waits for the next start time under `maxPerSecond` (null without one): one pacer per subscription, shared by
    * its consumers (the topic's and its retry topic's); a topic a pattern finds gets its own.
@@ -106,6 +110,7 @@ export class Subscription implements SubscriptionParts {
     this.retryTopic = parts.retryTopic;
     this.unknownUrn = parts.unknownUrn;
     this.maxPerSecond = parts.maxPerSecond;
+    this.circuitBreaker = parts.circuitBreaker;
     const pacer = parts.maxPerSecond === null ? null : new RatePacer(parts.maxPerSecond);
     this.pace = pacer && (() => pacer.wait());
     if (parts.pattern) this.pattern = parts.pattern;

@@ -24,6 +24,8 @@ const defaults = {
   concurrency: 1,
   unknownUrn: 'fail',
   inbox: false,
+  circuitBreaker: undefined,
+  maxPerSecond: undefined,
 };
 
 describe('handler settings (pure)', () => {
@@ -44,6 +46,8 @@ describe('handler settings (pure)', () => {
       concurrency: { from: 'server' },
       unknownUrn: { from: 'server' },
       inbox: { from: 'server' },
+      circuitBreaker: { from: 'server' },
+      maxPerSecond: { from: 'server' },
     });
     expect(settingsLine('A.handle', 'urn:a', applied, defaults, 'handlers')).toBe(
       'handler settings of A.handle (urn:a): topic "by-urn" from handlers["urn:a"], subscription "declared-sub" ' +

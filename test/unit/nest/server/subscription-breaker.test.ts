@@ -79,12 +79,12 @@ describe('SubscriptionBreaker (fake timers)', () => {
     expect(breaker.state).toBe('open');
   });
 
-  it('a server without the option has no breakers; with it, one per subscription', () => {
+  it('a subscription without circuitBreaker has no breaker; one with it has its own', () => {
     const deps = { hold: async () => {}, logger: { log: () => {}, warn: () => {} } };
-    const model = {} as Subscription;
-    expect(new SubscriptionBreakers(undefined, deps).of(model)).toBeUndefined();
-    const breakers = new SubscriptionBreakers(options, deps);
-    expect(breakers.of(model)).toBe(breakers.of(model));
-    expect(breakers.of({} as Subscription)).not.toBe(breakers.of(model));
+    const breakers = new SubscriptionBreakers(deps);
+    expect(breakers.of({ circuitBreaker: undefined } as Subscription)).toBeUndefined();
+    const subscription = { circuitBreaker: options } as Subscription;
+    expect(breakers.of(subscription)).toBe(breakers.of(subscription));
+    expect(breakers.of({ circuitBreaker: options } as Subscription)).not.toBe(breakers.of(subscription));
   });
 });
