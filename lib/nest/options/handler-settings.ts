@@ -18,6 +18,7 @@ import { integer, nonBlank, oneOf } from '../../options/validators.js';
 import type { SubscriptionType } from '../../pulsar/client-types.js';
 import { SUBSCRIPTION_TYPES } from '../../pulsar/subscription-types.js';
 import { topicOption } from './topic-option.js';
+import { ORDERINGS, type Ordering } from './ordering-option.js';
 
 /** What one entry of `handlers` may set; each absent key keeps the decorator's value (else the server's). */
 export const handlerSettingsTable = {
@@ -35,6 +36,8 @@ export const handlerSettingsTable = {
   concurrency: integer({ min: 1 }),
   /** What the handler's subscription does with a URN none of its handlers takes (they must agree). */
   unknownUrn: oneOf(UNKNOWN_URN_STRATEGIES),
+  /** Per-key order with retries in place, or none (every handler of one subscription must agree). */
+  ordering: oneOf(ORDERINGS),
   /** Runs in the server's inbox (docs/exactly-once.md#the-inbox), or not. */
   inbox: option<boolean>((value, name, raise) => {
     if (value !== undefined && typeof value !== 'boolean') return raise(`${name} must be true or false`, 'type');
@@ -54,6 +57,7 @@ export type HandlerSettings = {
   retryPolicy?: RetryPolicy;
   concurrency?: number;
   unknownUrn?: UnknownUrnStrategy;
+  ordering?: Ordering;
   inbox?: boolean;
 };
 
@@ -141,6 +145,7 @@ export function serverDefaultsOf(settings: {
   retryPolicy?: RetryPolicy | undefined;
   concurrency: number;
   unknownUrn: UnknownUrnStrategy;
+  ordering: Ordering;
   inbox?: { every?: boolean } | undefined;
 }): ServerDefaults {
   const { topics, subscription, subscriptionType, maxAttempts, retryPolicy, concurrency, unknownUrn } = settings;
@@ -153,6 +158,7 @@ export function serverDefaultsOf(settings: {
     retryPolicy,
     concurrency,
     unknownUrn,
+    ordering: settings.ordering,
     inbox,
   };
 }

@@ -1,4 +1,5 @@
 import type { UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
+import type { Ordering } from '../options/ordering-option.js';
 import type { MessageHandler } from '@nestjs/microservices';
 import type { RetryPolicy } from '../../consumer/retry-delay.js';
 import type { BabelContext, HandlerRef } from '../context/babel.context.js';
@@ -51,6 +52,8 @@ export interface Route {
   unknownUrn?: UnknownUrnStrategy;
   /** Runs in the server's inbox (true) or not (false); absent: as the inbox's `every` says. */
   inbox?: boolean;
+  /** Per-key order on the handler's subscription, when the handler or run-time settings give it. */
+  ordering?: Ordering;
 }
 
 /** A topic and subscription the server consumes, with the handlers routed within it. */

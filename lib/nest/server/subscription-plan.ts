@@ -27,7 +27,7 @@ function disagreement(binding: Binding, first: string, second: string, what: str
  * A setting of the subscription that run-time handler settings may give (its type, its concurrency): the value its
  * handlers agree on, else the server's. A subscription is one consumer, so two handlers that disagree are refused.
  */
-function agreed<K extends 'subscriptionType' | 'concurrency' | 'unknownUrn'>(
+function agreed<K extends 'subscriptionType' | 'concurrency' | 'unknownUrn' | 'ordering'>(
   binding: Binding,
   key: K,
   serverValue: NonNullable<Route[K]>,
@@ -46,6 +46,16 @@ function agreed<K extends 'subscriptionType' | 'concurrency' | 'unknownUrn'>(
     chosen = { value: value as NonNullable<Route[K]>, by: route.name };
   }
   return chosen?.value ?? serverValue;
+}
+
+/** A batch runs many messages at once, several of one key among them: it cannot keep a key's order. */
+function refuseBatchesInKeyOrder(binding: Binding): void {
+  for (const route of binding.routes.values())
+    if (route.batch)
+      throw new TypeError(
+        `${route.name} is a batch handler on topic ${binding.topic} (subscription ${binding.subscription}), whose ` +
+          "ordering is 'key': a batch cannot keep a key's order; give it its own subscription or ordering 'none'",
+      );
 }
 
 /**
@@ -89,6 +99,8 @@ export function planSubscriptions(
     const subscriptionType = agreed(binding, 'subscriptionType', settings.subscriptionType);
     const concurrency = intakeConcurrency(agreed(binding, 'concurrency', settings.concurrency), binding.routes);
     const unknownUrn = agreed(binding, 'unknownUrn', settings.unknownUrn);
+    const ordering = agreed(binding, 'ordering', settings.ordering);
+    if (ordering === 'key') refuseBatchesInKeyOrder(binding);
     const configured = consumerConfigFor(binding, { ...settings, subscriptionType }, passThrough);
     const consumer =
       configured.receiverQueueSize === undefined
@@ -127,7 +139,9 @@ export function planSubscriptions(
         concurrency,
         maxOverdue: settings.maxOverdueHandlers ?? 2 * concurrency,
         pausedHoldLimit: receiverQueue === undefined ? undefined : Math.max(1, receiverQueue),
-        delayRefusal: delayRefusalOf(settings.retry === 'nack', consumer),
+        // Retries in place wait in this process: their delays hold on every subscription type.
+        delayRefusal: ordering === 'key' ? null : delayRefusalOf(settings.retry === 'nack', consumer),
+        ordering,
       },
       handlers,
       policy,

@@ -143,6 +143,7 @@ function topicConsumer(
     resolve,
     delayedRetryRefusal: model.intake.delayRefusal,
     concurrency: model.intake.concurrency,
+    ordering: model.intake.ordering,
     maxOverdue: model.intake.maxOverdue,
     ...(model.intake.pausedHoldLimit !== undefined && { pausedHoldLimit: model.intake.pausedHoldLimit }),
     unknownUrn: model.unknownUrn,

@@ -23,6 +23,7 @@ const defaults = {
   retryPolicy: undefined,
   concurrency: 1,
   unknownUrn: 'fail',
+  ordering: 'none',
   inbox: false,
 };
 
@@ -43,13 +44,14 @@ describe('handler settings (pure)', () => {
       retryPolicy: { from: 'server' },
       concurrency: { from: 'server' },
       unknownUrn: { from: 'server' },
+      ordering: { from: 'server' },
       inbox: { from: 'server' },
     });
     expect(settingsLine('A.handle', 'urn:a', applied, defaults, 'handlers')).toBe(
       'handler settings of A.handle (urn:a): topic "by-urn" from handlers["urn:a"], subscription "declared-sub" ' +
         'from @BabelHandler, subscriptionType "Shared" from the server, maxAttempts 7 from handlers["A.handle"], ' +
         'retryPolicy none from the server, concurrency 1 from the server, unknownUrn "fail" from the server, ' +
-        'inbox false from the server',
+        'ordering "none" from the server, inbox false from the server',
     );
   });
 
