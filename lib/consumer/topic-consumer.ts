@@ -257,9 +257,10 @@ export class TopicConsumer {
     return this.held.length + this.laneWaitingCount;
   }
 
-  /** Resolves once fewer messages wait than the limit (or on pause or stop). */
-  private whileCrowded(): Promise<void> {
-    if (this.waitingCount() < this.waitingLimit || this.paused || this.stopping) return DONE;
+  /** With lanes, while as many messages wait as the limit: resolves once fewer do (or on pause or stop). */
+  private whileCrowded(): PushResult {
+    if (this.lanes === null || this.waitingCount() < this.waitingLimit || this.paused || this.stopping)
+      return undefined;
     return new Promise((resolve) => this.crowdWaiters.push(resolve));
   }
 
@@ -303,13 +304,13 @@ export class TopicConsumer {
     if (!this.paused && this.held.length === 0 && this.ready.length === 0 && this.hasFreeSlot()) {
       this.takeIn(message);
       // A message that waits in its lane takes no slot but room: past the limit, the client waits.
-      return this.lanes === null ? undefined : this.whileCrowded();
+      return this.whileCrowded();
     }
     this.held.push(message);
     if (!this.paused) {
       this.pullHeld();
       if (this.held.length >= this.waitingLimit) return this.heldTaken();
-      return this.lanes === null ? undefined : this.whileCrowded();
+      return this.whileCrowded();
     }
     // The push returns at once while it can (a listener thread may serve other topics); the native client then asks
     // the broker for more, so past the limit it waits for resume(), and the broker keeps the rest.
