@@ -212,7 +212,7 @@ export const consumerOptions = {
   isRetriable: option<RetriableRule>((value, name, raise) => checkRetriableRule(value, name, raise)),
   /**
    * Handler settings from configuration, keyed by URN or `Controller.method`: `{ topic, subscription,
-   * subscriptionType, maxAttempts, retryPolicy, concurrency, unknownUrn }` override the handler's `@BabelHandler` values
+   * subscriptionType, maxAttempts, retryPolicy, concurrency, unknownUrn, ordering }` override the handler's `@BabelHandler` values
    * (docs/configuration.md#handler-settings-from-configuration). Start-up logs where each value came from; a key
    * that names no handler fails the start.
    * @defaultValue none

@@ -138,7 +138,8 @@ describe('handler settings on a server (testing kit)', () => {
         'handler settings of Orders.created (urn:cfg:orders:created): topic "configured-orders" from ' +
           'handlers["urn:cfg:orders:created"], subscription "babelqueue" from the server, subscriptionType "Shared" ' +
           'from the server, maxAttempts 5 from @BabelHandler, retryPolicy none from the server, concurrency 4 from ' +
-          'handlers["urn:cfg:orders:created"], unknownUrn "fail" from the server, inbox false from the server',
+          'handlers["urn:cfg:orders:created"], unknownUrn "fail" from the server, ordering "none" from the server, ' +
+          'inbox false from the server',
       );
       expect(lines.some((line) => line.includes('maxAttempts 1 from handlers["orders.failing"]'))).toBe(true);
       expect(service.server.describe().map(({ topic }) => topic)).toEqual(
