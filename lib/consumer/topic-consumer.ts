@@ -237,8 +237,10 @@ export class TopicConsumer {
    * starts at once rather than a turn later. Wakes a waiting client once none is held (or on pause or stop).
    */
   private pullHeld(): void {
-    while (this.ready.length > 0 && !this.paused && !this.stopping && this.hasFreeSlot()) this.track(this.ready.shift()!);
-    while (this.held.length > 0 && !this.paused && !this.stopping && this.hasFreeSlot()) this.takeIn(this.held.shift()!);
+    while (this.ready.length > 0 && !this.paused && !this.stopping && this.hasFreeSlot())
+      this.track(this.ready.shift()!);
+    while (this.held.length > 0 && !this.paused && !this.stopping && this.hasFreeSlot())
+      this.takeIn(this.held.shift()!);
     if (this.held.length === 0 || this.paused || this.stopping) this.wakeHeldWaiters();
     else this.wakeRoomWaiter();
     if (this.lanes !== null && (this.waitingCount() < this.waitingLimit || this.paused || this.stopping))

@@ -37,7 +37,8 @@ export function routeOf(
       `${name} is a batch handler: ordering 'key' runs one message of a key at a time; set ordering: 'none' on it`,
     );
   // Retries in place wait in this process, so their delays hold on every subscription type.
-  if (retryPolicy && (ordering ?? settings.ordering) !== 'key') checkDelayable(settings.retry === 'nack', type, `${name} retryPolicy`, raiseStandardError);
+  if (retryPolicy && (ordering ?? settings.ordering) !== 'key')
+    checkDelayable(settings.retry === 'nack', type, `${name} retryPolicy`, raiseStandardError);
   if (subscriptionType !== undefined && settings.retry === 'nack' && !honoursDeliveryTimes(subscriptionType))
     throw new TypeError(
       `${name} subscriptionType ${subscriptionType}: retry 'nack' needs a Shared or KeyShared subscription; ` +

@@ -116,7 +116,7 @@ describe("TopicConsumer with ordering 'key'", () => {
     expect(retry).toMatchObject({ inPlace: true, attempt: 1, retryDelayMs: 0 });
   });
 
-  it("waits out the retry delay in the lane, holding only that key", async () => {
+  it('waits out the retry delay in the lane, holding only that key', async () => {
     const order: string[] = [];
     let failed = false;
     const { consumer, loop } = keyOrdered(
