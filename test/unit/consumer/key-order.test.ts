@@ -254,6 +254,35 @@ describe("TopicConsumer with ordering 'key'", () => {
     await loop.stop(1000);
   });
 
+  it('a retry whose delay passes while paused runs on resume, before the messages held meanwhile', async () => {
+    const order: string[] = [];
+    let failed = false;
+    const { consumer, loop } = keyOrdered(
+      2,
+      async (envelope) => {
+        const { key, seq } = dataOf(envelope);
+        order.push(`${key}${seq}`);
+        if (key === 'a' && seq === 0 && !failed) {
+          failed = true;
+          throw new Error('once');
+        }
+      },
+      { retryPolicy: { backoff: 'fixed', initialDelayMs: 40 } },
+    );
+    consumer.queue.push(keyed('a', 0), keyed('a', 1));
+    loop.start();
+    await until(() => order.length === 1);
+    await loop.pause();
+    await sleep(80);
+    consumer.push(keyed('b', 0));
+    await until(() => loop.heldCount === 1);
+    expect(order).toEqual(['a0']);
+    loop.resume();
+    await until(() => consumer.acked.length === 3);
+    await loop.stop(1000);
+    expect(order).toEqual(['a0', 'a0', 'b0', 'a1']);
+  });
+
   it('stop() leaves what waits in a lane or for a retry unacknowledged', async () => {
     const { consumer, loop } = keyOrdered(
       2,
