@@ -3,7 +3,7 @@
 import 'reflect-metadata';
 import { Controller, Module } from '@nestjs/common';
 import { Payload } from '@nestjs/microservices';
-import { BabelHandler, BabelPulsarClient, BabelQueueModule } from '../../../lib/index.js';
+import { BabelHandler, BabelPulsarClient, BabelPulsarServer, BabelQueueModule } from '../../../lib/index.js';
 import { quietLogger, startUnderKit } from '../../support/nest-app.js';
 
 const ORDERED = 'urn:babel:accounts:posted';
@@ -118,6 +118,9 @@ it("keeps each key's order at concurrency 16 with a tenth failing once: 0 violat
     expect(pulsar.published('accounts')).toHaveLength(KEYS * PER_KEY);
     expect(pulsar.published('accounts.dlq')).toHaveLength(0);
     expect(pulsar.backlog('accounts')).toBe(0);
+    expect(app.get(BabelPulsarServer).describe()).toEqual([
+      expect.objectContaining({ subscription: 'babelqueue', waitingInLanes: 0, active: 0 }),
+    ]);
   } finally {
     await app.close();
   }
