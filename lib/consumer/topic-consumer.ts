@@ -148,6 +148,7 @@ export class TopicConsumer {
     this.paused = true;
     // A client waiting for the held messages to get a slot goes on: what it pushes now is held for resume().
     this.wakeHeldWaiters();
+    this.wakeCrowdWaiters();
     await Promise.all([...this.inFlight]);
   }
 
