@@ -1,8 +1,8 @@
 /**
  * Handler settings given at run time (docs/configuration.md#handler-settings-from-configuration): a server's
  * `handlers` option, keyed by URN or by `Controller.method`, overrides what `@BabelHandler` declared for a handler's
- * topic, subscription, subscription type, attempts, retry policy, concurrency and inbox. Pure, but for the book that
- * remembers which keys were used.
+ * topic, subscription, subscription type, attempts, retry policy, concurrency, unknownUrn, ordering and inbox. Pure,
+ * but for the book that remembers which keys were used.
  */
 import { checkRetryPolicy, type RetryPolicy } from '../../consumer/index.js';
 import { UNKNOWN_URN_STRATEGIES, type UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
@@ -136,7 +136,10 @@ export function applyHandlerSettings(
 /** The server's values of the settings, for a start-up line of a setting no handler gave. */
 export type ServerDefaults = Record<HandlerSettingName, unknown>;
 
-/** The server's values of the settings (topics, subscription, type, attempts, policy, concurrency, unknownUrn, inbox). */
+/**
+ * The server's values of the settings (topics, subscription, type, attempts, policy, concurrency, unknownUrn,
+ * ordering, inbox).
+ */
 export function serverDefaultsOf(settings: {
   topics: readonly string[];
   subscription: string;
