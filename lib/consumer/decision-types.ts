@@ -58,8 +58,11 @@ export type Outcome =
 
 export interface SettlementPolicy {
   maxAttempts: number;
-  /** How a retry is made: a copy re-published to the topic, or a negative acknowledgement. */
-  retryBy: 'republish' | 'nack';
+  /**
+   * How a retry is made: a copy re-published to the topic, a negative acknowledgement, or in place (`ordering:
+   * 'key'`): the original stays unacknowledged and runs again in its key's lane after the delay.
+   */
+  retryBy: 'republish' | 'nack' | 'in-place';
   /** Whether a dead-letter destination exists. */
   deadLetter: boolean;
   /** Epoch ms used for failed_at and for the retry copy's delivery time. */
@@ -84,6 +87,8 @@ export type Settlement =
   | { action: 'nack'; why: string }
   /** `delayMs`: how long the copy waits on the broker (0 = due at once). */
   | { action: 'retry'; copy: OutboundCopy; attempt: number; delayMs: number }
+  /** Run again by this consumer after `delayMs`, unacknowledged meanwhile (a redelivery continues the count). */
+  | { action: 'retry-in-place'; attempt: number; delayMs: number }
   | {
       action: 'dead-letter';
       record: OutboundCopy;

@@ -4,7 +4,7 @@ import { quoted } from '../text/untrusted-text.js';
 
 /** What became of a failed delivery, as the failure line reports it. */
 export type FailureOutcome =
-  | { kind: 'retry'; delayMs: number }
+  | { kind: 'retry'; delayMs: number; inPlace?: boolean }
   | { kind: 'nack' }
   | { kind: 'dead-lettered'; nonRetriable: boolean }
   | { kind: 'dropped'; nonRetriable: boolean }
@@ -52,6 +52,8 @@ export function failureOutcomeOf(
   switch (settlement.action) {
     case 'retry':
       return { kind: 'retry', delayMs: settlement.delayMs };
+    case 'retry-in-place':
+      return { kind: 'retry', delayMs: settlement.delayMs, inPlace: true };
     case 'nack':
       return { kind: 'nack' };
     case 'dead-letter':
@@ -86,8 +88,10 @@ function duration(ms: number): string {
 
 function describeOutcome(outcome: FailureOutcome): string {
   switch (outcome.kind) {
-    case 'retry':
-      return outcome.delayMs > 0 ? `retry in ${duration(outcome.delayMs)}` : 'retry now';
+    case 'retry': {
+      const when = outcome.delayMs > 0 ? `retry in ${duration(outcome.delayMs)}` : 'retry now';
+      return outcome.inPlace === true ? `${when} (in place)` : when;
+    }
     case 'nack':
       return 'retry by negative acknowledgement';
     case 'dead-lettered':

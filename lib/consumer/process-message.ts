@@ -29,7 +29,12 @@ import { decideUnknownUrn, FAIL_ON_UNKNOWN_URN, type UnknownUrnStrategy } from '
  * The thin I/O layer around the pure decision functions: inspect, run the handler, decide, then
  * write the replacement (retry copy or dead-letter record) before acknowledging the original.
  */
-export async function processMessage(message: PulsarMessage, ctx: ProcessorContext): Promise<SettledEvent> {
+export async function processMessage(
+  message: PulsarMessage,
+  ctx: ProcessorContext,
+  /** Attempts already made by this consumer on this delivery (retries in place); they count like redeliveries. */
+  attemptsInPlace = 0,
+): Promise<SettledEvent> {
   const nackCount = ctx.retryProducer === null ? ctx.nackCount : undefined;
   // Only the nack mode's own count needs the id of every delivery (the id is a call into the native addon).
   const nackKey = nackCount ? messageIdText(message.getMessageId()) : '';
@@ -37,7 +42,7 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
     payload: message.getData(),
     properties: message.getProperties(),
     // The broker's count starts again after a restart or an unload; the consumer's own one does not.
-    redeliveryCount: Math.max(message.getRedeliveryCount(), nackCount?.before(nackKey) ?? 0),
+    redeliveryCount: Math.max(message.getRedeliveryCount(), nackCount?.before(nackKey) ?? 0, attemptsInPlace),
     topic: ctx.topic,
   };
   const inspection = inspect(inbound);
@@ -123,14 +128,19 @@ export async function processMessage(message: PulsarMessage, ctx: ProcessorConte
   // call, which costs a map allocation and a transition search per message.
   const policy: SettlementPolicy = {
     maxAttempts: settings.maxAttempts,
-    retryBy: ctx.retryProducer ? 'republish' : 'nack',
+    retryBy: ctx.retryInPlace === true ? 'in-place' : ctx.retryProducer ? 'republish' : 'nack',
     deadLetter: ctx.deadLetterProducer !== null,
     now: ctx.now?.() ?? Date.now(),
     jitterSample: (ctx.random ?? Math.random)(),
   };
   if (settings.retryPolicy !== undefined) policy.retryPolicy = settings.retryPolicy;
   const settlement = decideSettlement(inbound, settledFrom, outcome, policy);
-  const event = settledEvent(ctx.topic, message, urn, settlement.action);
+  const event = settledEvent(
+    ctx.topic,
+    message,
+    urn,
+    settlement.action === 'retry-in-place' ? 'retry' : settlement.action,
+  );
   if (unknownUrn !== undefined) event.unknownUrn = unknownUrn;
   if (outcome.kind === 'failed' && outcome.retriable === false) event.nonRetriable = true;
   if (duplicate && settlement.action === 'ack') event.duplicate = true;

@@ -76,6 +76,11 @@ export interface ProcessorContext {
   firstReport?: (key: string) => boolean;
   /** Sends the replies of requests (docs/contract.md#requests-and-replies); absent = requests get no reply. */
   reply?: ReplySender;
+  /**
+   * Retries are made in place (`ordering: 'key'`): a failed message with attempts left is not replaced but settled
+   * as a `retry` with `inPlace`, and its consumer runs it again (see TopicConsumer).
+   */
+  retryInPlace?: boolean;
   /** With retry by nack: the consumer's own count of each message's deliveries (see NackCount). */
   nackCount?: NackCount;
   /** What the subscription does with a URN it has no handler for; absent = `fail` (lib/consumer/unknown-urn.ts). */
@@ -97,9 +102,14 @@ export interface SettledEvent {
   topic: string;
   messageId: string;
   urn: string | null;
-  action: Settlement['action'] | 'ack-failed';
+  /** A retry in place (`ordering: 'key'`) is a `retry` with `inPlace` set. */
+  action: Exclude<Settlement['action'], 'retry-in-place'> | 'ack-failed';
   reason?: string;
   attempt?: number;
+  /** Retried in place: the message stays unacknowledged and runs again in its key's lane after `retryDelayMs`. */
+  inPlace?: boolean;
+  /** With `inPlace`: how long the message waits before it runs again, ms. */
+  retryDelayMs?: number;
   /** False when writing the replacement failed and the original was negatively acknowledged instead. */
   written?: boolean;
   /** Where the dead-letter record was written. */

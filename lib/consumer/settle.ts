@@ -169,6 +169,7 @@ function retry(
     return { action: 'nack', why: `${why}; retry ${attempt} of ${policy.maxAttempts - 1}` };
   // Retry n follows the n-th counted attempt; a delay the handler asked for replaces the policy's for this copy.
   const delayMs = ownDelayMs ?? retryDelayMs(policy.retryPolicy, attempt, policy.jitterSample);
+  if (policy.retryBy === 'in-place') return { action: 'retry-in-place', attempt, delayMs: Math.max(0, delayMs) };
   if (delayMs <= 0) return { action: 'retry', copy: { data, properties }, attempt, delayMs: 0 };
   // A delayed publish (docs/contract.md#delays) sets the absolute delivery time and mirrors the delay in bq-delay.
   const delayed = { ...properties, [BQ.delay]: String(delayMs) };

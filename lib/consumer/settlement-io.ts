@@ -34,6 +34,12 @@ export async function carryOut(
       // Logged by the failure line (outcome dropped), which carries the same facts.
       await acknowledge(message, ctx, event);
       return NOTHING_TO_REPORT;
+    case 'retry-in-place':
+      // Nothing is written and nothing acknowledged: the message itself is the retry (see TopicConsumer).
+      event.attempt = settlement.attempt;
+      event.inPlace = true;
+      event.retryDelayMs = settlement.delayMs;
+      return NOTHING_TO_REPORT;
     case 'nack':
       event.reason = settlement.why;
       ctx.consumer.negativeAcknowledge(message);

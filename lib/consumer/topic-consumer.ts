@@ -1,6 +1,7 @@
 import type { PulsarMessage } from '../pulsar/client-types.js';
 import { startReceivePump, type ReceivePump } from '../pulsar/receive-pump.js';
 import { HandlerDeadlines } from './handler-timeout.js';
+import { KeyLanes, laneKeyOf } from './key-lanes.js';
 import { NackCount } from './nack-count.js';
 import { asError } from './hooks.js';
 import { processMessage } from './process-message.js';
@@ -9,8 +10,14 @@ import type { PushFeed, PushResult } from './push-feed.js';
 
 export interface TopicConsumerOptions extends Omit<
   ProcessorContext,
-  'onHandlerOverdue' | 'firstReport' | 'deadlines' | 'nackCount'
+  'onHandlerOverdue' | 'firstReport' | 'deadlines' | 'nackCount' | 'retryInPlace'
 > {
+  /**
+   * `'key'`: messages of one key (ordering key, else partition key) run one at a time in the order received, and a
+   * failed one is retried in place, before any later message of its key; messages without a key run unordered.
+   * Default `'none'`.
+   */
+  ordering?: 'key' | 'none';
   /** Messages handled at once; the intake is held while every slot is taken and a few more wait. */
   concurrency: number;
   /**
@@ -70,6 +77,21 @@ export class TopicConsumer {
   private heldWaiters: Array<() => void> = [];
   /** A client waiting for room for several messages (see roomForPushedAtLeast). */
   private roomWaiter: { count: number; wake(): void } | null = null;
+  /** With `ordering: 'key'`: the lanes, by key. */
+  private readonly lanes: KeyLanes<PulsarMessage> | null;
+  /**
+   * Messages that own their lane (or have none) and wait for a slot: the next of a lane whose message was settled,
+   * a message whose retry delay has passed. Taken before `held`, since they came first.
+   */
+  private ready: PulsarMessage[] = [];
+  /** Attempts made here on a message retried in place, so the next run counts on. */
+  private readonly attemptsInPlace = new Map<PulsarMessage, number>();
+  /** Messages waiting out their retry delay. */
+  private readonly retryTimers = new Set<NodeJS.Timeout>();
+  /** Messages whose handler passed its time-out: their key waits until the handler ends. */
+  private readonly overdueOf = new Map<PulsarMessage, Promise<void>>();
+  /** Lane messages and retries waiting (see waitingCount): the client is woken once they are fewer than its limit. */
+  private crowdWaiters: Array<() => void> = [];
 
   private readonly context: ProcessorContext;
   /** Pushed messages that may wait for a slot before the client is made to wait: never more than its queue. */
@@ -86,7 +108,9 @@ export class TopicConsumer {
       firstReport: (key) => this.firstReport(key),
       deadlines: new HandlerDeadlines(),
       nackCount: new NackCount(),
+      retryInPlace: options.ordering === 'key',
     };
+    this.lanes = options.ordering === 'key' ? new KeyLanes<PulsarMessage>() : null;
   }
 
   get topic(): string {
@@ -107,6 +131,14 @@ export class TopicConsumer {
   }
 
   /**
+   * Messages taken in but not running (`ordering: 'key'`): waiting behind their key's running message, for their
+   * retry delay, or for a slot. They count against the intake's room, so a stuck key cannot make it hoard.
+   */
+  get laneWaitingCount(): number {
+    return (this.lanes?.waiting ?? 0) + this.ready.length + this.retryTimers.size;
+  }
+
+  /**
    * Handles no new message until resume(): a message the client still hands over
    * (a receive under way, the native client emptying its receiver queue) is held, unacknowledged, until then.
    * Resolves once every message already being handled has been settled. A pushing client is parked only once
@@ -116,6 +148,7 @@ export class TopicConsumer {
     this.paused = true;
     // A client waiting for the held messages to get a slot goes on: what it pushes now is held for resume().
     this.wakeHeldWaiters();
+    this.wakeCrowdWaiters();
     await Promise.all([...this.inFlight]);
   }
 
@@ -160,7 +193,14 @@ export class TopicConsumer {
     this.wakeResumeWaiters();
     // Never handed to a handler: left unacknowledged, the broker redelivers them once the consumer is closed.
     this.held = [];
+    // So are those waiting in a lane or for a retry in place (a redelivery continues their count).
+    this.ready = [];
+    this.lanes?.clear();
+    for (const timer of this.retryTimers) clearTimeout(timer);
+    this.retryTimers.clear();
+    this.attemptsInPlace.clear();
     this.wakeHeldWaiters();
+    this.wakeCrowdWaiters();
     if (this.inFlight.size > 0) {
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<'timeout'>((resolve) => {
@@ -198,9 +238,39 @@ export class TopicConsumer {
    * starts at once rather than a turn later. Wakes a waiting client once none is held (or on pause or stop).
    */
   private pullHeld(): void {
-    while (this.held.length > 0 && !this.paused && !this.stopping && this.hasFreeSlot()) this.track(this.held.shift()!);
+    while (this.ready.length > 0 && !this.paused && !this.stopping && this.hasFreeSlot())
+      this.track(this.ready.shift()!);
+    while (this.held.length > 0 && !this.paused && !this.stopping && this.hasFreeSlot())
+      this.takeIn(this.held.shift()!);
     if (this.held.length === 0 || this.paused || this.stopping) this.wakeHeldWaiters();
     else this.wakeRoomWaiter();
+    if (this.lanes !== null && (this.waitingCount() < this.waitingLimit || this.paused || this.stopping))
+      this.wakeCrowdWaiters();
+  }
+
+  /** Takes a message in: into its key's lane when it has one (it runs now, or waits there), else it runs now. */
+  private takeIn(message: PulsarMessage): void {
+    const key = this.lanes === null ? null : laneKeyOf(message);
+    if (key !== null && this.lanes!.enter(key, message) === 'wait') return;
+    this.track(message);
+  }
+
+  /** Messages taken in and not yet running: held ones, and with lanes those waiting in them or for a retry. */
+  private waitingCount(): number {
+    return this.held.length + this.laneWaitingCount;
+  }
+
+  /** With lanes, while as many messages wait as the limit: resolves once fewer do (or on pause or stop). */
+  private whileCrowded(): PushResult {
+    if (this.lanes === null || this.waitingCount() < this.waitingLimit || this.paused || this.stopping)
+      return undefined;
+    return new Promise((resolve) => this.crowdWaiters.push(resolve));
+  }
+
+  private wakeCrowdWaiters(): void {
+    const waiters = this.crowdWaiters;
+    this.crowdWaiters = [];
+    for (const wake of waiters) wake();
   }
 
   private wakeHeldWaiters(): void {
@@ -234,14 +304,16 @@ export class TopicConsumer {
    */
   private acceptPushed(message: PulsarMessage): PushResult {
     if (this.stopping) return undefined; // left unacknowledged: the broker redelivers it after close
-    if (!this.paused && this.held.length === 0 && this.hasFreeSlot()) {
-      this.track(message);
-      return undefined;
+    if (!this.paused && this.held.length === 0 && this.ready.length === 0 && this.hasFreeSlot()) {
+      this.takeIn(message);
+      // A message that waits in its lane takes no slot but room: past the limit, the client waits.
+      return this.whileCrowded();
     }
     this.held.push(message);
     if (!this.paused) {
       this.pullHeld();
-      return this.held.length < this.waitingLimit ? undefined : this.heldTaken();
+      if (this.held.length >= this.waitingLimit) return this.heldTaken();
+      return this.whileCrowded();
     }
     // The push returns at once while it can (a listener thread may serve other topics); the native client then asks
     // the broker for more, so past the limit it waits for resume(), and the broker keeps the rest.
@@ -254,8 +326,11 @@ export class TopicConsumer {
    */
   private roomForPushed(): number {
     if (this.paused || this.stopping) return 0;
-    const free = this.held.length === 0 && this.hasFreeSlot() ? this.options.concurrency - this.inFlight.size : 0;
-    return free + this.waitingLimit - this.held.length;
+    const free =
+      this.held.length === 0 && this.ready.length === 0 && this.hasFreeSlot()
+        ? this.options.concurrency - this.inFlight.size
+        : 0;
+    return Math.max(0, free + this.waitingLimit - this.waitingCount());
   }
 
   /** Resolves once roomForPushed() is at least `count`, or once it is 0 for a pause or a stop. */
@@ -276,8 +351,9 @@ export class TopicConsumer {
   }
 
   private track(message: PulsarMessage): void {
-    const tracked: Promise<void> = processMessage(message, this.context).then(
+    const tracked: Promise<void> = this.process(message).then(
       (event) => {
+        if (this.lanes !== null) this.afterLaneRun(message, event);
         this.release(tracked);
         try {
           this.options.onSettled?.(event);
@@ -287,11 +363,69 @@ export class TopicConsumer {
       },
       // processMessage handles its own failures; this is a last line of defence for the intake.
       (error: unknown) => {
+        // Not settled: left unacknowledged for redelivery; its key goes on.
+        if (this.lanes !== null) this.afterLaneRun(message, null);
         this.release(tracked);
         this.options.onLoopError?.(asError(error));
       },
     );
     this.inFlight.add(tracked);
+  }
+
+  private process(message: PulsarMessage): Promise<SettledEvent> {
+    if (this.lanes === null) return processMessage(message, this.context);
+    // The key of a handler past its time-out waits until it ends, so one key never has two handlers running.
+    const context: ProcessorContext = {
+      ...this.context,
+      onHandlerOverdue: (urn, timeoutMs, stillRunning) => {
+        this.overdueOf.set(message, stillRunning);
+        this.trackOverdue(urn, timeoutMs, stillRunning);
+      },
+    };
+    return processMessage(message, context, this.attemptsInPlace.get(message) ?? 0);
+  }
+
+  /**
+   * A lane message ran: retried in place, it waits out its delay and runs again (its lane stays busy); otherwise
+   * the next message of its key gets its turn. Either waits for a handler still running past its time-out.
+   */
+  private afterLaneRun(message: PulsarMessage, event: SettledEvent | null): void {
+    const stillRunning = this.overdueOf.get(message);
+    this.overdueOf.delete(message);
+    const goOn = (): void => {
+      if (this.stopping) return;
+      if (event?.inPlace === true) this.retryLater(message, event.attempt ?? 1, event.retryDelayMs ?? 0);
+      else this.finishInLane(message);
+    };
+    if (stillRunning === undefined) goOn();
+    else
+      void stillRunning.then(() => {
+        goOn();
+        this.pullHeld();
+      });
+  }
+
+  private finishInLane(message: PulsarMessage): void {
+    this.attemptsInPlace.delete(message);
+    const key = laneKeyOf(message);
+    const next = key === null ? undefined : this.lanes!.finish(key);
+    if (next !== undefined) this.ready.push(next);
+  }
+
+  private retryLater(message: PulsarMessage, attempt: number, delayMs: number): void {
+    this.attemptsInPlace.set(message, attempt);
+    // The retry runs before anything that waits for a slot: its key's later messages wait behind it anyway.
+    if (delayMs <= 0) {
+      this.ready.unshift(message);
+      return;
+    }
+    const timer = setTimeout(() => {
+      this.retryTimers.delete(timer);
+      if (this.stopping) return;
+      this.ready.unshift(message);
+      this.pullHeld();
+    }, delayMs);
+    this.retryTimers.add(timer);
   }
 
   private release(tracked: Promise<void>): void {

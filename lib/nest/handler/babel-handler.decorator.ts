@@ -1,4 +1,5 @@
 import type { UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
+import type { Ordering } from '../options/ordering-option.js';
 import { UseFilters, type Type } from '@nestjs/common';
 import { EventPattern } from '@nestjs/microservices';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from '../constants.js';
@@ -53,6 +54,8 @@ export interface BabelHandlerExtras {
   subscriptionType?: SubscriptionType;
   concurrency?: number;
   unknownUrn?: UnknownUrnStrategy;
+  /** Per-key order (`@BabelHandler(urn, { ordering })` or the server's `handlers` option). */
+  ordering?: Ordering;
 }
 
 const HANDLER_OPTION_KEYS = Object.keys(handlerOptionTable);
@@ -97,8 +100,8 @@ export function BabelHandler(
   const resolved = resolveOptions(handlerOptionTable, options, (key) => `@BabelHandler ${key}`, raiseStandardError);
   checkHandlerCombination(resolved, options);
   const { timeoutMs, maxAttempts, retryPolicy, topic, subscription, connection, consumerOptions } = resolved;
-  const { batch, topicsPattern, patternDiscoveryMs, isRetriable, settingsKey, inbox } = resolved;
   const { circuitBreaker, maxPerSecond } = resolved;
+  const { batch, topicsPattern, patternDiscoveryMs, isRetriable, settingsKey, inbox, ordering } = resolved;
   const idempotent = options.idempotency ? Idempotent(options.idempotency) : undefined;
   const given = options.schema ?? (isUrnContract(urnOrContract) ? urnOrContract.schema : undefined);
   const schema = given === undefined ? undefined : checkPayloadSchema(given, `@BabelHandler('${pattern}') schema`);
@@ -124,6 +127,7 @@ export function BabelHandler(
         ...(inbox !== undefined && { inbox }),
         ...(circuitBreaker !== undefined && { circuitBreaker }),
         ...(maxPerSecond !== undefined && { maxPerSecond }),
+        ...(ordering !== undefined && { ordering }),
         ...(topicsPattern !== undefined && {
           topicsPattern,
           patternDiscoveryMs: patternDiscoveryMs ?? DEFAULT_PATTERN_DISCOVERY_MS,

@@ -16,6 +16,9 @@ import {
   type HandlerSettingsMap,
   type ResolvedHandlerSettingsMap,
 } from './handler-settings.js';
+import { ORDERINGS, type Ordering } from './ordering-option.js';
+
+export type { Ordering };
 
 /** How a failed message is retried (see `retry`). */
 const RETRY_MODES = ['republish', 'retry-topic', 'nack'] as const;
@@ -146,6 +149,14 @@ export const consumerOptions = {
    */
   concurrency: integer({ min: 1, fallback: 1 }),
   /**
+   * `'key'`: messages of one key (ordering key, else partition key) run one at a time, in the order received, while
+   * different keys run in parallel up to `concurrency`; a failed message is retried in place, after its retry delay,
+   * before any later message of its key (docs/scale.md#per-key-order). Messages without a key run unordered.
+   * Per handler: `@BabelHandler(urn, { ordering })`.
+   * @defaultValue `'none'`
+   */
+  ordering: oneOf(ORDERINGS, 'none'),
+  /**
    * Messages the client prefetches beyond those being handled (bounds memory on a large backlog, and what an
    * instance whose handlers are stuck holds back from the other consumers of a Shared subscription).
    * @defaultValue twice `concurrency`, at least 10
@@ -197,8 +208,8 @@ export const consumerOptions = {
   isRetriable: option<RetriableRule>((value, name, raise) => checkRetriableRule(value, name, raise)),
   /**
    * Handler settings from configuration, keyed by URN or `Controller.method`: `{ topic, subscription,
-   * subscriptionType, maxAttempts, retryPolicy, concurrency, unknownUrn, inbox, circuitBreaker, maxPerSecond }` override
-   * the handler's `@BabelHandler` values
+   * subscriptionType, maxAttempts, retryPolicy, concurrency, unknownUrn, ordering, inbox, circuitBreaker,
+   * maxPerSecond }` override the handler's `@BabelHandler` values
    * (docs/configuration.md#handler-settings-from-configuration). Start-up logs where each value came from; a key
    * that names no handler fails the start.
    * @defaultValue none
@@ -265,13 +276,14 @@ export type ResolvedConsumerOptions = ResolvedOptions<typeof serverConsumerOptio
 /** The rules between consumer options, checked once each option is valid on its own. */
 export function checkConsumerCombination(
   settings: Pick<ResolvedConsumerOptions, 'retry' | 'retryPolicy' | 'subscriptionType'> & {
+    ordering?: Ordering;
     topics?: string[];
     unknownUrn?: UnknownUrnStrategy;
   },
   prefix: string,
   raise: RaiseOptionError,
 ): void {
-  const { retry, subscriptionType, retryPolicy, topics, unknownUrn } = settings;
+  const { retry, subscriptionType, retryPolicy, topics, unknownUrn, ordering } = settings;
   if (unknownUrn === 'release') checkReleasable(subscriptionType, `${prefix}.unknownUrn 'release'`, raise);
   if (retry === 'nack' && !honoursDeliveryTimes(subscriptionType)) {
     // Pulsar counts redeliveries only on Shared and KeyShared, so elsewhere the cap would never hold.
@@ -282,7 +294,9 @@ export function checkConsumerCombination(
   }
   if (isProducer(retry) && topics !== undefined && topics.length > 1)
     raise(`${prefix}.retry as a single producer needs exactly one topic: a retry goes back to its own topic`, 'type');
-  if (retryPolicy) checkDelayable(retry === 'nack', subscriptionType, `${prefix}.retryPolicy`, raise);
+  // Retries in place wait in this process, so their delays hold on every subscription type.
+  if (retryPolicy && ordering !== 'key')
+    checkDelayable(retry === 'nack', subscriptionType, `${prefix}.retryPolicy`, raise);
 }
 
 /**

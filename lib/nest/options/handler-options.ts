@@ -1,11 +1,12 @@
 import type { IdempotencyOptions } from '../../idempotency/store.js';
 import { option, type RaiseOptionError } from '../../options/option-table.js';
-import { integer, passThrough } from '../../options/validators.js';
+import { integer, oneOf, passThrough } from '../../options/validators.js';
 import type { PayloadSchema } from '../../schema/payload-schema.js';
 import { checkBatchOptions, type BatchOptions, type ResolvedBatchOptions } from '../../consumer/batch-collector.js';
 import { parseTopicPattern, type TopicPattern } from '../../pulsar/topic-pattern.js';
 import { consumerOptions } from './consumer-options.js';
 import { sharedRows } from './shared-rows.js';
+import { ORDERINGS } from './ordering-option.js';
 import { topicOption } from './topic-option.js';
 
 function optionalName(value: unknown, name: string, example: string, raise: RaiseOptionError): string | undefined {
@@ -38,6 +39,12 @@ export const handlerOptionTable = {
    * @defaultValue the server's `retryPolicy`
    */
   retryPolicy: sharedRows.retryPolicy(),
+  /**
+   * `'key'`: this URN's messages of one key run one at a time, in order, and are retried in place
+   * (docs/scale.md#per-key-order); handlers sharing a subscription must agree.
+   * @defaultValue the server's `ordering`
+   */
+  ordering: oneOf(ORDERINGS),
   /**
    * `{ store }`: skip a message whose `meta.id` this handler already handled (docs/idempotency.md; see @Idempotent).
    * @defaultValue none
@@ -138,6 +145,7 @@ export function checkHandlerCombination(
     patternDiscoveryMs?: number;
     batch?: ResolvedBatchOptions;
     inbox?: boolean;
+    ordering?: string;
   },
   given: { idempotency?: unknown },
 ): void {
@@ -150,6 +158,10 @@ export function checkHandlerCombination(
   if (options.batch && options.inbox)
     throw new TypeError(
       '@BabelHandler batch cannot be combined with inbox: the inbox runs one message per transaction',
+    );
+  if (options.batch && options.ordering === 'key')
+    throw new TypeError(
+      "@BabelHandler batch cannot be combined with ordering 'key': a batch runs many messages of one key at once",
     );
   if (options.batch && given.idempotency)
     throw new TypeError(

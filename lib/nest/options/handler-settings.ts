@@ -1,8 +1,8 @@
 /**
  * Handler settings given at run time (docs/configuration.md#handler-settings-from-configuration): a server's
  * `handlers` option, keyed by URN or by `Controller.method`, overrides what `@BabelHandler` declared for a handler's
- * topic, subscription, subscription type, attempts, retry policy, concurrency and inbox. Pure, but for the book that
- * remembers which keys were used.
+ * topic, subscription, subscription type, attempts, retry policy, concurrency, unknownUrn, ordering and inbox. Pure,
+ * but for the book that remembers which keys were used.
  */
 import type { RetryPolicy } from '../../consumer/index.js';
 import type { CircuitBreakerOptions } from '../../consumer/circuit-breaker.js';
@@ -19,6 +19,7 @@ import type { SubscriptionType } from '../../pulsar/client-types.js';
 import { SUBSCRIPTION_TYPES } from '../../pulsar/subscription-types.js';
 import { sharedRows } from './shared-rows.js';
 import { topicOption } from './topic-option.js';
+import { ORDERINGS, type Ordering } from './ordering-option.js';
 
 /** What one entry of `handlers` may set; each absent key keeps the decorator's value (else the server's). */
 export const handlerSettingsTable = {
@@ -36,6 +37,8 @@ export const handlerSettingsTable = {
   concurrency: integer({ min: 1 }),
   /** What the handler's subscription does with a URN none of its handlers takes (they must agree). */
   unknownUrn: oneOf(UNKNOWN_URN_STRATEGIES),
+  /** Per-key order with retries in place, or none (every handler of one subscription must agree). */
+  ordering: oneOf(ORDERINGS),
   /** Runs in the server's inbox (docs/exactly-once.md#the-inbox), or not. */
   inbox: sharedRows.inbox(),
   /** The circuit breaker of the handler's subscription (they must agree). */
@@ -56,6 +59,7 @@ export type HandlerSettings = {
   retryPolicy?: RetryPolicy;
   concurrency?: number;
   unknownUrn?: UnknownUrnStrategy;
+  ordering?: Ordering;
   inbox?: boolean;
   circuitBreaker?: boolean | Partial<CircuitBreakerOptions>;
   maxPerSecond?: number;
@@ -144,7 +148,10 @@ export function applyHandlerSettings(
 /** The server's values of the settings, for a start-up line of a setting no handler gave. */
 export type ServerDefaults = Record<HandlerSettingName, unknown>;
 
-/** The server's values of the settings (topics, subscription, type, attempts, policy, concurrency, unknownUrn, inbox). */
+/**
+ * The server's values of the settings (topics, subscription, type, attempts, policy, concurrency, unknownUrn,
+ * ordering, inbox).
+ */
 export function serverDefaultsOf(settings: {
   topics: readonly string[];
   subscription: string;
@@ -153,6 +160,7 @@ export function serverDefaultsOf(settings: {
   retryPolicy?: RetryPolicy | undefined;
   concurrency: number;
   unknownUrn: UnknownUrnStrategy;
+  ordering: Ordering;
   inbox?: { every?: boolean } | undefined;
   circuitBreaker?: CircuitBreakerOptions | undefined;
   maxPerSecond?: number | undefined;
@@ -167,6 +175,7 @@ export function serverDefaultsOf(settings: {
     retryPolicy,
     concurrency,
     unknownUrn,
+    ordering: settings.ordering,
     inbox,
     circuitBreaker: settings.circuitBreaker,
     maxPerSecond: settings.maxPerSecond,

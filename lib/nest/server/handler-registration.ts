@@ -15,7 +15,7 @@ export function routeOf(
   handler: MessageHandler,
   extras: BabelHandlerExtras | undefined,
   ownIdempotency: boolean,
-  settings: Pick<ResolvedServerOptions, 'retry' | 'subscriptionType' | 'inbox'>,
+  settings: Pick<ResolvedServerOptions, 'retry' | 'subscriptionType' | 'inbox' | 'ordering'>,
 ): { route: Route; place: BindingPlace } {
   const name = extras?.handler ?? 'an unnamed handler';
   const { maxAttempts, retryPolicy, timeoutMs, topic, subscription, owner, method, schema, consumerOptions } =
@@ -23,6 +23,7 @@ export function routeOf(
   const { batch, topicsPattern, patternDiscoveryMs, isRetriable, subscriptionType, concurrency, unknownUrn, inbox } =
     extras ?? {};
   const { circuitBreaker, maxPerSecond } = extras ?? {};
+  const ordering = extras?.ordering;
   if (inbox === true && !settings.inbox)
     throw new TypeError(
       `${name} asks for the inbox, but the server has none: give the module or server inbox: { store: new PostgresInbox({ pool }) }`,
@@ -32,7 +33,13 @@ export function routeOf(
       `${name} is a batch handler: the inbox runs one message per transaction; set inbox: false on it`,
     );
   const type = subscriptionType ?? settings.subscriptionType;
-  if (retryPolicy) checkDelayable(settings.retry === 'nack', type, `${name} retryPolicy`, raiseStandardError);
+  if (batch !== undefined && (ordering ?? settings.ordering) === 'key')
+    throw new TypeError(
+      `${name} is a batch handler: ordering 'key' runs one message of a key at a time; set ordering: 'none' on it`,
+    );
+  // Retries in place wait in this process, so their delays hold on every subscription type.
+  if (retryPolicy && (ordering ?? settings.ordering) !== 'key')
+    checkDelayable(settings.retry === 'nack', type, `${name} retryPolicy`, raiseStandardError);
   if (subscriptionType !== undefined && settings.retry === 'nack' && !honoursDeliveryTimes(subscriptionType))
     throw new TypeError(
       `${name} subscriptionType ${subscriptionType}: retry 'nack' needs a Shared or KeyShared subscription; ` +
@@ -60,6 +67,7 @@ export function routeOf(
     ...(inbox !== undefined && { inbox }),
     ...(circuitBreaker !== undefined && { circuitBreaker }),
     ...(maxPerSecond !== undefined && { maxPerSecond }),
+    ...(ordering !== undefined && { ordering }),
     ...(maxAttempts !== undefined && { maxAttempts }),
     ...(retryPolicy !== undefined && { retryPolicy }),
   };

@@ -1,5 +1,6 @@
 import type { UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
 import type { CircuitBreakerOptions } from '../../consumer/circuit-breaker.js';
+import type { Ordering } from '../options/ordering-option.js';
 import type { MessageHandler } from '@nestjs/microservices';
 import type { RetryPolicy } from '../../consumer/retry-delay.js';
 import type { BabelContext, HandlerRef } from '../context/babel.context.js';
@@ -56,6 +57,8 @@ export interface Route {
   circuitBreaker?: CircuitBreakerOptions;
   /** The rate limit of the handler's subscription per instance, when the handler gives one. */
   maxPerSecond?: number;
+  /** Per-key order on the handler's subscription, when the handler or run-time settings give it. */
+  ordering?: Ordering;
 }
 
 /** A topic and subscription the server consumes, with the handlers routed within it. */

@@ -23,8 +23,12 @@ function disagreement(binding: Binding, first: string, second: string, what: str
   );
 }
 
+/** A setting's value in an error: a breaker's options as JSON, a word or number as it is. */
+const shown = (value: unknown) => (typeof value === 'object' ? JSON.stringify(value) : String(value));
+
 /** The settings of a subscription its handlers may give (it is one consumer, so they must agree). */
-type SubscriptionSetting = 'subscriptionType' | 'concurrency' | 'unknownUrn' | 'circuitBreaker' | 'maxPerSecond';
+type SubscriptionSetting =
+  'subscriptionType' | 'concurrency' | 'unknownUrn' | 'ordering' | 'circuitBreaker' | 'maxPerSecond';
 
 /**
  * A setting of the subscription that its handlers may give (its type, its concurrency, its breaker): the value its
@@ -44,11 +48,21 @@ function agreed<K extends SubscriptionSetting, D extends Route[K]>(
         binding,
         chosen.by,
         route.name,
-        `their settings give different ${key} (${JSON.stringify(chosen.value)}, ${JSON.stringify(value)})`,
+        `their handler settings give different ${key} (${shown(chosen.value)}, ${shown(value)})`,
       );
     chosen = { value: value as NonNullable<Route[K]>, by: route.name };
   }
   return chosen?.value ?? serverValue;
+}
+
+/** A batch runs many messages at once, several of one key among them: it cannot keep a key's order. */
+function refuseBatchesInKeyOrder(binding: Binding): void {
+  for (const route of binding.routes.values())
+    if (route.batch)
+      throw new TypeError(
+        `${route.name} is a batch handler on topic ${binding.topic} (subscription ${binding.subscription}), whose ` +
+          "ordering is 'key': a batch cannot keep a key's order; give it its own subscription or ordering 'none'",
+      );
 }
 
 /**
@@ -94,6 +108,8 @@ export function planSubscriptions(
     const unknownUrn = agreed(binding, 'unknownUrn', settings.unknownUrn);
     const circuitBreaker = agreed(binding, 'circuitBreaker', settings.circuitBreaker);
     const maxPerSecond = agreed(binding, 'maxPerSecond', settings.maxPerSecond);
+    const ordering = agreed(binding, 'ordering', settings.ordering);
+    if (ordering === 'key') refuseBatchesInKeyOrder(binding);
     const configured = consumerConfigFor(binding, { ...settings, subscriptionType }, passThrough);
     const consumer =
       configured.receiverQueueSize === undefined
@@ -132,7 +148,9 @@ export function planSubscriptions(
         concurrency,
         maxOverdue: settings.maxOverdueHandlers,
         pausedHoldLimit: receiverQueue === undefined ? undefined : Math.max(1, receiverQueue),
-        delayRefusal: delayRefusalOf(settings.retry === 'nack', consumer),
+        // Retries in place wait in this process: their delays hold on every subscription type.
+        delayRefusal: ordering === 'key' ? null : delayRefusalOf(settings.retry === 'nack', consumer),
+        ordering,
       },
       handlers,
       policy,

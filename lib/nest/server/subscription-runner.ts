@@ -143,6 +143,7 @@ function topicConsumer(
     resolve,
     delayedRetryRefusal: subscription.intake.delayRefusal,
     concurrency: subscription.intake.concurrency,
+    ordering: subscription.intake.ordering,
     ...(subscription.intake.maxOverdue !== undefined && { maxOverdue: subscription.intake.maxOverdue }),
     ...(subscription.intake.pausedHoldLimit !== undefined && { pausedHoldLimit: subscription.intake.pausedHoldLimit }),
     unknownUrn: subscription.unknownUrn,

@@ -23,6 +23,11 @@ export interface SubscriptionState {
   active: number;
   /** Handlers past their time-out that still run (a stall). */
   overdue: number;
+  /**
+   * With `ordering: 'key'` only: messages taken in that wait behind their key, for their retry in place or for a
+   * slot (docs/scale.md#per-key-order).
+   */
+  waitingInLanes?: number;
   /** Its consumer is connected to the broker. */
   connected: boolean;
   /** Paused by pause(): no new message is handled until resume(). */
@@ -158,6 +163,7 @@ export class SubscriptionSet {
       subscription: subscription.name,
       active: consumer.activeCount,
       overdue: consumer.overdueCount,
+      ...(subscription.intake.ordering === 'key' && { waitingInLanes: consumer.laneWaitingCount }),
       connected: consumer.isConnected(),
       paused: consumer.isPaused,
       tripped: subscription.tripped,

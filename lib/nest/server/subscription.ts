@@ -1,4 +1,5 @@
 import type { PulsarConsumerConfig } from '../../pulsar/client-types.js';
+import type { Ordering } from '../options/ordering-option.js';
 import type { TopicPattern } from '../../pulsar/topic-pattern.js';
 import { delayedRetryRefusal } from '../../consumer/settle-request.js';
 import type { Route } from './handler-routes.js';
@@ -23,6 +24,8 @@ export interface SubscriptionIntake {
   pausedHoldLimit: number | undefined;
   /** Why a delayed retry cannot be honoured here, or null. */
   delayRefusal: string | null;
+  /** `'key'`: per-key order, retries in place (docs/scale.md#per-key-order). */
+  ordering: Ordering;
 }
 
 /** A handler's settings as its subscription runs them: its own merged over the server's, once at start. */

@@ -13,6 +13,7 @@ jest.setTimeout(120_000);
 
 const URN = 'urn:babel:breaker:charge';
 const MESSAGES = 30;
+const BREAKER = { failureRatio: 0.5, windowMs: 60_000, minimumMessages: 5, openMs: 500, probes: 2 };
 
 @Injectable()
 class Dependency {
@@ -33,7 +34,20 @@ class Charges {
   }
 }
 
-function app(topic: string, dependency: Dependency, lines: string[]) {
+/** The same handler giving its subscription the breaker itself (`@BabelHandler(urn, { circuitBreaker })`). */
+@Controller()
+class ChargesWithBreaker {
+  constructor(@Inject(Dependency) private readonly dependency: Dependency) {}
+
+  @BabelHandler(URN, { circuitBreaker: BREAKER })
+  charge(@Payload() data: { n: number }) {
+    this.dependency.calls++;
+    if (this.dependency.down) throw new Error('the payment service is down');
+    this.dependency.handled.add(data.n);
+  }
+}
+
+function app(topic: string, dependency: Dependency, lines: string[], given: 'server' | 'handler') {
   @Module({ providers: [{ provide: Dependency, useValue: dependency }], exports: [Dependency] })
   class DependencyModule {}
   const record = (line: string) => lines.push(line);
@@ -43,18 +57,15 @@ function app(topic: string, dependency: Dependency, lines: string[]) {
       BabelQueueModule.forRoot({
         serviceUrl: serviceUrl(),
         topic,
-        consumer: {
-          maxAttempts: 3,
-          circuitBreaker: { failureRatio: 0.5, windowMs: 60_000, minimumMessages: 5, openMs: 500, probes: 2 },
-        },
+        consumer: { maxAttempts: 3, ...(given === 'server' && { circuitBreaker: BREAKER }) },
         logger: { log: record, warn: record, error: () => {}, debug: () => {} },
       }),
     ],
-    controllers: [Charges],
+    controllers: [given === 'server' ? Charges : ChargesWithBreaker],
   });
 }
 
-describe('circuit breaker (broker)', () => {
+describe.each(['server', 'handler'] as const)('circuit breaker given by the %s (broker)', (given) => {
   let started: INestMicroservice | undefined;
   afterEach(async () => {
     await started?.close();
@@ -65,7 +76,7 @@ describe('circuit breaker (broker)', () => {
     const topic = uniqueTopic('breaker');
     const dependency = new Dependency();
     const lines: string[] = [];
-    const service = await startMicroservice(app(topic, dependency, lines));
+    const service = await startMicroservice(app(topic, dependency, lines, given));
     started = service.app;
     const breakerLines = () => lines.filter((line) => line.startsWith('circuit breaker of'));
 

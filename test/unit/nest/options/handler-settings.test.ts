@@ -23,6 +23,7 @@ const defaults = {
   retryPolicy: undefined,
   concurrency: 1,
   unknownUrn: 'fail',
+  ordering: 'none',
   inbox: false,
   circuitBreaker: undefined,
   maxPerSecond: undefined,
@@ -45,6 +46,7 @@ describe('handler settings (pure)', () => {
       retryPolicy: { from: 'server' },
       concurrency: { from: 'server' },
       unknownUrn: { from: 'server' },
+      ordering: { from: 'server' },
       inbox: { from: 'server' },
       circuitBreaker: { from: 'server' },
       maxPerSecond: { from: 'server' },
@@ -53,7 +55,7 @@ describe('handler settings (pure)', () => {
       'handler settings of A.handle (urn:a): topic "by-urn" from handlers["urn:a"], subscription "declared-sub" ' +
         'from @BabelHandler, subscriptionType "Shared" from the server, maxAttempts 7 from handlers["A.handle"], ' +
         'retryPolicy none from the server, concurrency 1 from the server, unknownUrn "fail" from the server, ' +
-        'inbox false from the server',
+        'ordering "none" from the server, inbox false from the server',
     );
   });
 
@@ -140,7 +142,8 @@ describe('handler settings on a server (testing kit)', () => {
         'handler settings of Orders.created (urn:cfg:orders:created): topic "configured-orders" from ' +
           'handlers["urn:cfg:orders:created"], subscription "babelqueue" from the server, subscriptionType "Shared" ' +
           'from the server, maxAttempts 5 from @BabelHandler, retryPolicy none from the server, concurrency 4 from ' +
-          'handlers["urn:cfg:orders:created"], unknownUrn "fail" from the server, inbox false from the server',
+          'handlers["urn:cfg:orders:created"], unknownUrn "fail" from the server, ordering "none" from the server, ' +
+          'inbox false from the server',
       );
       expect(lines.some((line) => line.includes('maxAttempts 1 from handlers["orders.failing"]'))).toBe(true);
       expect(service.server.describe().map(({ topic }) => topic)).toEqual(

@@ -120,7 +120,7 @@ describe("a handler's circuitBreaker and maxPerSecond (testing kit)", () => {
 
   it('refuses two handlers of one subscription that give different breakers, naming both', async () => {
     await expect(startService([Shared], { client: new InMemoryPulsar(), topics: 'home' })).rejects.toThrow(
-      /Shared\.a and Shared\.b share the consumer of topic home \(subscription babelqueue\) but their settings give different circuitBreaker/,
+      /Shared\.a and Shared\.b share the consumer of topic home \(subscription babelqueue\) but their handler settings give different circuitBreaker/,
     );
   });
 
