@@ -210,6 +210,7 @@ export async function runExactlyOnce(run: ExactlyOnceRun): Promise<ExactlyOnceRe
     const result = await redrive.run({ topic: dlq, reason: 'failed' });
 
     // Every message terminal: nothing left on the subscription, nothing pending in the outbox.
+    let lastStats: unknown = null;
     await waitFor(
       'an empty backlog',
       async () => {
@@ -217,10 +218,13 @@ export async function runExactlyOnce(run: ExactlyOnceRun): Promise<ExactlyOnceRe
           subscriptions: Record<string, { msgBacklog: number; unackedMessages: number }>;
         };
         const subscription = stats.subscriptions['exactly-once'];
+        lastStats = subscription;
         return subscription !== undefined && subscription.msgBacklog === 0 && subscription.unackedMessages === 0;
       },
       600_000,
-    );
+    ).catch((error: Error) => {
+      throw new Error(`${error.message}; the subscription: ${JSON.stringify(lastStats)}`);
+    });
     await waitFor(
       'every follow-up relayed',
       async () => (await count(pool, `SELECT count(*) AS n FROM outbox_${tag} WHERE published_at IS NULL`)) === 0,
