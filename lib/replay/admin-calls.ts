@@ -50,9 +50,12 @@ export class TopicAdmin {
    * message, or null when the broker has no such topic (a partitioned topic's stats are its partitions').
    */
   async stats(): Promise<TopicStats | null> {
-    const response = await this.call('GET', '/stats?getPreciseBacklog=true&getEarliestTimeInBacklog=true', undefined, [
-      404,
-    ]);
+    const response = await this.call(
+      'GET',
+      '/stats?getPreciseBacklog=true&getEarliestTimeInBacklog=true',
+      undefined,
+      [404],
+    );
     if (response.status === 404) return null;
     return (await response.json()) as TopicStats;
   }
