@@ -86,7 +86,7 @@ describe('lagTargetsOf and the option', () => {
   it('reports each subscription once, its retry and dead-letter topics as full names', () => {
     const model = {
       fullTopic: T,
-      subscription: 's',
+      name: 's',
       retryTopic: 'orders.s.retry',
       deadLetterTopic: 'orders.dlq',
     } as unknown as Subscription;
