@@ -192,7 +192,7 @@ loadSchedules().catch((error) => { $('schedules').hidden = false; $('schedule-ro
 }
 
 const BODY = `<body>
-<header>BabelQueue dead letters</header>
+<header>BabelQueue: subscriptions and dead letters</header>
 <main>
   <section id="subscriptions"><h2>Subscriptions of this app <span class="muted">(live)</span></h2>
     <table><thead><tr><th>Topic</th><th>Subscription</th><th>Type</th><th>State</th><th>Handled</th><th>Failed</th>
@@ -239,7 +239,7 @@ export function dashboardPage(apiBase: string, options: DashboardPageOptions = {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>BabelQueue dead letters</title>
+<title>BabelQueue: subscriptions and dead letters</title>
 <style>\n${STYLE}</style>
 </head>
 ${BODY}<script>\n${code}</script>
