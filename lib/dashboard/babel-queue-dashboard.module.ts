@@ -126,8 +126,9 @@ const JSON_ONLY = 'redrive, purge, pause and resume take a JSON body (content-ty
 
 /**
  * A small web page in the app for its dead-letter topics: counts, records with filters, a record's body and
- * error, and redrive or purge of a selection (dry run first), with the CLI's semantics (docs/dead-letters.md).
- * Opt-in, and it refuses to start without a guard unless told the app is private.
+ * error, and redrive or purge of a selection (dry run first), with the CLI's semantics (docs/dead-letters.md);
+ * above them, the app's subscriptions live, with pause and resume. Opt-in, and it refuses to start without a guard
+ * unless told the app is private.
  */
 @Module({})
 export class BabelQueueDashboardModule {

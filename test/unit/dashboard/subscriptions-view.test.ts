@@ -1,7 +1,12 @@
 // The subscriptions view against a stand-in server and admin API: one admin call per topic per reading (also with
 // two pages polling at once), what a missing server or admin API shows, and pause / resume of one subscription.
 import { BadRequestException } from '@nestjs/common';
-import { SubscriptionsView, type SubscriptionControl } from '../../../lib/dashboard/dashboard-subscriptions.js';
+import { checkDashboardOptions } from '../../../lib/dashboard/dashboard-options.js';
+import {
+  adminConnectionOf,
+  SubscriptionsView,
+  type SubscriptionControl,
+} from '../../../lib/dashboard/dashboard-subscriptions.js';
 import type { SubscriptionState } from '../../../lib/nest/server/subscription-set.js';
 import type { SubscriptionTarget } from '../../../lib/nest/server/pause-control.js';
 
@@ -116,5 +121,22 @@ describe('SubscriptionsView', () => {
     for (const body of [{}, { topic: 'orders' }, { subscription: 'audit' }, { topic: 1, subscription: 'a' }])
       await expect(view.pause(body)).rejects.toBeInstanceOf(BadRequestException);
     await expect(view.pause({ topic: 'nothing', subscription: 'a' })).rejects.toThrow(/consumes no topic "nothing"/);
+  });
+});
+
+describe('the admin API of the view', () => {
+  it('is the one given, else the one of the app client (none for a client the library did not make)', async () => {
+    await expect(adminConnectionOf({ adminUrl: 'http://broker:8080', token: 't' }, () => ({}))).resolves.toEqual({
+      adminUrl: 'http://broker:8080',
+      token: 't',
+    });
+    await expect(adminConnectionOf(undefined, () => ({}))).resolves.toBeUndefined();
+  });
+
+  it('is checked at forRoot', () => {
+    const base = { topics: ['orders.dlq'], private: true };
+    expect(() => checkDashboardOptions({ ...base, admin: { adminUrl: 'http://broker:8080' } })).not.toThrow();
+    for (const admin of [{ adminUrl: 'not a url' }, { adminUrl: 'http://b:8080', token: '' }, null])
+      expect(() => checkDashboardOptions({ ...base, admin } as never)).toThrow(/admin is \{ adminUrl/);
   });
 });
