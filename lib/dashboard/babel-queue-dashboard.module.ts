@@ -20,14 +20,22 @@ import {
 import { ModuleRef } from '@nestjs/core';
 import { BabelQueueError } from '../envelope/index.js';
 import { BABEL_PULSAR_CLIENT } from '../nest/constants.js';
+import { BabelPulsarServer } from '../nest/server/babel-pulsar.server.js';
 import type { PulsarClientLike } from '../pulsar/client-types.js';
 import { checkDashboardOptions, type BabelQueueDashboardOptions } from './dashboard-options.js';
 import { dashboardPage } from './dashboard-page.js';
 import { DashboardSchedules } from './dashboard-schedules.js';
 import { requireJson, securityHeaders } from './security-headers.js';
 import { DashboardService, type DashboardQuery } from './dashboard.service.js';
+import {
+  adminConnectionOf,
+  SubscriptionsView,
+  type SubscriptionControl,
+  type SubscriptionTargetBody,
+} from './dashboard-subscriptions.js';
 
 const DASHBOARD_SERVICE = Symbol('BabelQueueDashboardService');
+const SUBSCRIPTIONS_VIEW = Symbol('BabelQueueDashboardSubscriptions');
 interface HeaderTarget {
   setHeader(name: string, value: string): unknown;
 }
@@ -51,7 +59,10 @@ function dashboardController(
   @Controller(path)
   @UseGuards(guard)
   class BabelQueueDashboardController {
-    constructor(@Inject(DASHBOARD_SERVICE) private readonly service: DashboardService) {}
+    constructor(
+      @Inject(DASHBOARD_SERVICE) private readonly service: DashboardService,
+      @Inject(SUBSCRIPTIONS_VIEW) private readonly subscriptions: SubscriptionsView,
+    ) {}
 
     @Get()
     @Header('content-type', 'text/html; charset=utf-8')
@@ -71,6 +82,23 @@ function dashboardController(
         throw new NotFoundException('no schedules here: BabelQueueDashboardModule.forRoot({ schedules: { pool } })');
       }
       return schedules.upcoming(typeof urn === 'string' ? urn : undefined);
+    }
+
+    @Get('api/subscriptions')
+    liveSubscriptions() {
+      return this.subscriptions.list();
+    }
+
+    @Post('api/subscriptions/pause')
+    pause(@Headers('content-type') type: string | undefined, @Body() body: SubscriptionTargetBody) {
+      if (!requireJson(type)) throw new UnsupportedMediaTypeException(JSON_ONLY);
+      return this.subscriptions.pause(body);
+    }
+
+    @Post('api/subscriptions/resume')
+    resume(@Headers('content-type') type: string | undefined, @Body() body: SubscriptionTargetBody) {
+      if (!requireJson(type)) throw new UnsupportedMediaTypeException(JSON_ONLY);
+      return this.subscriptions.resume(body);
     }
 
     @Get('api/records')
@@ -94,12 +122,13 @@ function dashboardController(
 }
 
 /** A state change is a JSON request: a cross-site form (urlencoded, multipart, text/plain) cannot send one. */
-const JSON_ONLY = 'redrive and purge take a JSON body (content-type: application/json)';
+const JSON_ONLY = 'redrive, purge, pause and resume take a JSON body (content-type: application/json)';
 
 /**
  * A small web page in the app for its dead-letter topics: counts, records with filters, a record's body and
- * error, and redrive or purge of a selection (dry run first), with the CLI's semantics (docs/dead-letters.md).
- * Opt-in, and it refuses to start without a guard unless told the app is private.
+ * error, and redrive or purge of a selection (dry run first), with the CLI's semantics (docs/dead-letters.md);
+ * above them, the app's subscriptions live, with pause and resume. Opt-in, and it refuses to start without a guard
+ * unless told the app is private.
  */
 @Module({})
 export class BabelQueueDashboardModule {
@@ -118,6 +147,15 @@ export class BabelQueueDashboardModule {
           provide: DASHBOARD_SERVICE,
           inject: [ModuleRef],
           useFactory: (moduleRef: ModuleRef) => new DashboardService(options, () => clientOf(options, moduleRef)),
+        },
+        {
+          provide: SUBSCRIPTIONS_VIEW,
+          inject: [ModuleRef],
+          useFactory: (moduleRef: ModuleRef) =>
+            new SubscriptionsView({
+              server: () => serverOf(moduleRef),
+              admin: () => adminConnectionOf(options.admin, () => clientOf(options, moduleRef)),
+            }),
         },
       ],
     };
@@ -144,6 +182,15 @@ function headersModule(controller: Type, headers: Readonly<Record<string, string
     }
   }
   return BabelQueueDashboardHeaders;
+}
+
+/** The app's server (BabelQueueModule's, unnamed registration), or null in an app without BabelQueueModule. */
+function serverOf(moduleRef: ModuleRef): SubscriptionControl | null {
+  try {
+    return moduleRef.get(BabelPulsarServer, { strict: false });
+  } catch {
+    return null;
+  }
 }
 
 function clientOf(options: BabelQueueDashboardOptions, moduleRef: ModuleRef): PulsarClientLike {

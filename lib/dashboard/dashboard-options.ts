@@ -4,6 +4,7 @@ import type { PulsarClientLike } from '../pulsar/client-types.js';
 import { deadLetterTopicName } from '../redrive/topic-name.js';
 import { errorText } from '../envelope/error-text.js';
 import type { DashboardSchedulesOptions } from './dashboard-schedules.js';
+import type { DashboardAdminOptions } from './dashboard-subscriptions.js';
 
 export interface BabelQueueDashboardOptions {
   /** The dead-letter topics the page shows, e.g. `['orders.dlq']`; only these can be read or changed. */
@@ -48,6 +49,11 @@ export interface BabelQueueDashboardOptions {
    * `{ pool, table?, limit? }` with the outbox's pool.
    */
   schedules?: DashboardSchedulesOptions;
+  /**
+   * The broker's admin API, for the backlog and lag of the app's subscriptions: `{ adminUrl, token? }` (default:
+   * the one of the app's client, with its credentials).
+   */
+  admin?: DashboardAdminOptions;
 }
 
 export const DEFAULT_MAX_READ = 1000;
@@ -87,6 +93,15 @@ export function checkDashboardOptions(options: BabelQueueDashboardOptions): void
       throw new BabelQueueError(`BabelQueueDashboardModule redriveTargets: ${errorText(error)}`);
     }
   }
+  if (
+    options.admin !== undefined &&
+    (typeof options.admin !== 'object' ||
+      options.admin === null ||
+      typeof options.admin.adminUrl !== 'string' ||
+      !URL.canParse(options.admin.adminUrl) ||
+      (options.admin.token !== undefined && (typeof options.admin.token !== 'string' || options.admin.token === '')))
+  )
+    throw new BabelQueueError("BabelQueueDashboardModule admin is { adminUrl: 'http://broker:8080', token? }");
   if (options.path !== undefined && !/^[A-Za-z0-9/_-]*$/.test(options.path))
     throw new BabelQueueError(`BabelQueueDashboardModule path ${JSON.stringify(options.path)} is not a URL path`);
 }

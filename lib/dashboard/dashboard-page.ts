@@ -37,6 +37,9 @@ const STYLE = `  body { font: 14px/1.4 system-ui, sans-serif; margin: 0; color: 
   .reason { border-radius: 10px; padding: 0 6px; background: #eef0f3; }
   .reason.poison { background: #fde2e1; } .reason.failed { background: #fef3d6; } .reason.unknown_urn { background: #e3ecfd; }
   #plan { border-color: #1a73e8; } .muted { color: #5b6475; } .error { color: #c5221f; }
+  .state { border-radius: 10px; padding: 0 6px; background: #e6f4ea; }
+  .state.paused { background: #fef3d6; } .state.tripped, .state.disconnected { background: #fde2e1; } .state.stalled { background: #fde2e1; }
+  td.number { text-align: right; font-variant-numeric: tabular-nums; }
   .spacer { flex: 1; } .pager { display: flex; gap: 8px; align-items: center; margin-top: 8px; }
 `;
 
@@ -146,14 +149,57 @@ async function loadSchedules() {
       (next >= now ? 'in ' + age(next - now) : 'due') + ')</span></td><td>' + esc(s.cron ? s.cron + ' ' + s.tz : 'once') +
       '</td><td>' + esc(s.fired) + '</td></tr>'; }).join('') || '<tr><td colspan="5" class="muted">none pending</td></tr>';
 }
+// The live subscriptions view: read again every few seconds, one reading at a time.
+const SUBSCRIPTIONS_REFRESH_MS = 3000;
+const perSecond = (n) => n === null || n === undefined ? '–' : esc(n) + '/s';
+const count = (n) => n === null || n === undefined ? '–' : esc(n);
+async function loadSubscriptions() {
+  const view = await call('/subscriptions');
+  $('subscriptions-problem').textContent = view.statsProblem || '';
+  const rows = view.subscriptions;
+  if (!rows.length) {
+    $('subscription-rows').innerHTML = '<tr><td colspan="10" class="muted" id="no-subscriptions">no subscriptions on this app</td></tr>';
+    return;
+  }
+  $('subscription-rows').innerHTML = rows.map((s, i) => '<tr class="subscription" data-topic="' + esc(s.topic) +
+    '" data-subscription="' + esc(s.subscription) + '" data-state="' + esc(s.state) + '"><td><code>' + esc(s.topic) +
+    '</code></td><td>' + esc(s.subscription) + '</td><td>' + esc(s.type) + '</td><td><span class="state ' + esc(s.state) +
+    '" data-field="state">' + esc(s.state) + '</span></td><td class="number" data-field="handled-rate">' + perSecond(s.handledPerSecond) +
+    '</td><td class="number" data-field="failed-rate">' + perSecond(s.failedPerSecond) + '</td><td class="number" data-field="backlog">' +
+    count(s.backlog) + '</td><td class="number" data-field="lag">' + (s.lagMs === null ? '–' : age(s.lagMs)) +
+    '</td><td class="number" data-field="active">' + count(s.active) + '</td><td>' +
+    '<button type="button" class="pause" data-index="' + i + '"' + (s.state === 'paused' || s.state === 'tripped' ? ' disabled' : '') + '>Pause</button> ' +
+    '<button type="button" class="resume" data-index="' + i + '"' + (s.state === 'paused' || s.state === 'tripped' ? '' : ' disabled') + '>Resume</button>' +
+    '</td></tr>').join('');
+  for (const verb of ['pause', 'resume'])
+    document.querySelectorAll('#subscription-rows button.' + verb).forEach((b) => b.onclick = () => control(verb, rows[Number(b.dataset.index)].target, b));
+}
+async function control(verb, target, button) {
+  button.disabled = true;
+  try { await call('/subscriptions/' + verb, target); }
+  catch (error) { $('subscriptions-problem').innerHTML = '<span class="error">' + esc(error.message) + '</span>'; return; }
+  await loadSubscriptions().catch(() => undefined);
+}
+async function watchSubscriptions() {
+  try { await loadSubscriptions(); }
+  catch (error) { $('subscriptions-problem').innerHTML = '<span class="error">' + esc(error.message) + '</span>'; }
+  setTimeout(watchSubscriptions, SUBSCRIPTIONS_REFRESH_MS);
+}
+watchSubscriptions();
 loadSchedules().catch((error) => { $('schedules').hidden = false; $('schedule-rows').innerHTML =
   '<tr><td colspan="5" class="error">' + esc(error.message) + '</td></tr>'; });
 `;
 }
 
 const BODY = `<body>
-<header>BabelQueue dead letters</header>
+<header>BabelQueue: subscriptions and dead letters</header>
 <main>
+  <section id="subscriptions"><h2>Subscriptions of this app <span class="muted">(live)</span></h2>
+    <table><thead><tr><th>Topic</th><th>Subscription</th><th>Type</th><th>State</th><th>Handled</th><th>Failed</th>
+      <th>Backlog</th><th>Oldest unacked</th><th>Running</th><th></th></tr></thead>
+      <tbody id="subscription-rows"></tbody></table>
+    <p id="subscriptions-problem" class="muted"></p>
+  </section>
   <section><h2>Dead-letter topics</h2>
     <table><thead><tr><th>Topic</th><th>Records</th><th>By reason</th></tr></thead><tbody id="topics"></tbody></table>
   </section>
@@ -193,7 +239,7 @@ export function dashboardPage(apiBase: string, options: DashboardPageOptions = {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>BabelQueue dead letters</title>
+<title>BabelQueue: subscriptions and dead letters</title>
 <style>\n${STYLE}</style>
 </head>
 ${BODY}<script>\n${code}</script>

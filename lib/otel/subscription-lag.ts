@@ -21,12 +21,13 @@ export interface SubscriptionLag extends LagTarget {
   deadLetterDepth: number;
 }
 
-interface SubscriptionStats {
+/** What the lag figures read from the admin API's topic stats. */
+export interface SubscriptionStats {
   msgBacklog?: number;
   earliestMsgPublishTimeInBacklog?: number;
 }
 
-type TopicStats = { subscriptions?: Record<string, SubscriptionStats> } | null;
+export type TopicStats = { subscriptions?: Record<string, SubscriptionStats> } | null;
 
 /** A subscription's backlog and the age of its oldest unacknowledged message in a topic's stats (pure). */
 export function lagOf(stats: TopicStats, subscription: string, now: number): { backlog: number; ageMs: number } {

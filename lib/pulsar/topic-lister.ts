@@ -38,6 +38,16 @@ export function rememberAdminAccessOf(client: object, open: () => Promise<object
   accessOnceOpen.set(client, open);
 }
 
+/**
+ * Where `client`'s broker answers admin requests, with its credentials (a client created on first use is created
+ * now); undefined when the library did not make the client (then the caller must be told the admin URL).
+ */
+export async function adminAccessOf(client: object): Promise<AdminAccess | undefined> {
+  const open = accessOnceOpen.get(client);
+  if (open) return adminAccessOf(await open());
+  return accessByClient.get(client);
+}
+
 /** A client that lists topics itself (the testing kit's InMemoryPulsar). */
 interface ListsTopics {
   listTopics(namespace: string): Promise<string[]>;

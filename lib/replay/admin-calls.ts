@@ -1,3 +1,4 @@
+import type { TopicStats } from '../otel/subscription-lag.js';
 import { SubscriptionReplayError } from './errors.js';
 
 /** How to reach the broker's admin API (the web service port). */
@@ -6,6 +7,8 @@ export interface AdminConnection {
   adminUrl: string;
   /** A bearer token for a secured cluster. */
   token?: string | undefined;
+  /** The headers of each request, asked each time (a client's own credentials); instead of `token`. */
+  headers?: () => Promise<Record<string, string>>;
   /** Per request, ms (default 10000). */
   timeoutMs?: number;
   /** The fetch to use (tests); default the global one. */
@@ -42,6 +45,21 @@ export class TopicAdmin {
     return new Map(Object.entries(stats.subscriptions ?? {}).map(([name, sub]) => [name, sub.msgBacklog ?? 0]));
   }
 
+  /**
+   * The topic's stats with each subscription's precise backlog and the publish time of its oldest unacknowledged
+   * message, or null when the broker has no such topic (a partitioned topic's stats are its partitions').
+   */
+  async stats(): Promise<TopicStats | null> {
+    const response = await this.call(
+      'GET',
+      '/stats?getPreciseBacklog=true&getEarliestTimeInBacklog=true',
+      undefined,
+      [404],
+    );
+    if (response.status === 404) return null;
+    return (await response.json()) as TopicStats;
+  }
+
   async createSubscriptionAtEarliest(subscription: string): Promise<void> {
     await this.call('PUT', `/subscription/${encodeURIComponent(subscription)}`, {
       ledgerId: -1,
@@ -72,6 +90,7 @@ export class TopicAdmin {
         method,
         headers: {
           ...(connection.token ? { Authorization: `Bearer ${connection.token}` } : {}),
+          ...(connection.headers && (await connection.headers())),
           ...(body ? { 'Content-Type': 'application/json' } : {}),
         },
         ...(body && { body: JSON.stringify(body) }),

@@ -19,6 +19,7 @@ import type { Route } from './handler-routes.js';
 import type { DeferredProducer } from './refused-producer.js';
 import { isProducer, type ResolvedServerOptions } from './server-options.js';
 import type { Subscription } from './subscription.js';
+import { SettlementCounts } from './settlement-counts.js';
 
 /** A subscription with its consumer open: what the server runs, pauses, describes and closes. */
 export interface RunningSubscription {
@@ -30,6 +31,8 @@ export interface RunningSubscription {
   readonly owned: PulsarProducer[];
   /** Retry / dead-letter producers the broker refused for lack of permission (retried on each write). */
   readonly deferred: DeferredProducer[];
+  /** What this consumer settled since it opened. */
+  readonly counts: SettlementCounts;
 }
 
 /** What opening a subscription needs from the server. */
@@ -103,12 +106,20 @@ export async function openSubscription(
       const feed = new PushFeed();
       const pulsarConsumer = await client.subscribePush(config, feed.deliver, feed.room);
       opened.push(pulsarConsumer);
-      const consumer = topicConsumer(subscription, deps, pulsarConsumer, feed, settlement, resolve);
+      const counts = new SettlementCounts();
+      const counted = {
+        ...deps,
+        onSettled: (event: SettledEvent) => {
+          counts.count(event);
+          deps.onSettled(event);
+        },
+      };
+      const consumer = topicConsumer(subscription, counted, pulsarConsumer, feed, settlement, resolve);
       // The producers belong to the first entry alone, so that they are closed once.
       running.push(
         running.length === 0
-          ? { subscription, consumer, readsFrom: from, owned: producers.owned, deferred: producers.deferred }
-          : { subscription, consumer, readsFrom: from, owned: [], deferred: [] },
+          ? { subscription, consumer, readsFrom: from, owned: producers.owned, deferred: producers.deferred, counts }
+          : { subscription, consumer, readsFrom: from, owned: [], deferred: [], counts },
       );
     }
     return running;

@@ -19,6 +19,10 @@ export interface SubscriptionState {
   topic: string;
   /** The subscription's name. */
   subscription: string;
+  /** The consumer of a subscription's own retry topic: the topic it retries (pause and resume name that one). */
+  retryOf?: string;
+  /** The subscription's type. */
+  type: SubscriptionType;
   /** Handlers running now. */
   active: number;
   /** Handlers past their time-out that still run (a stall). */
@@ -36,6 +40,10 @@ export interface SubscriptionState {
   tripped: boolean;
   /** The topic's retry or dead-letter producers the broker refuses for lack of permission. */
   refused: RefusedProducerState[];
+  /** Deliveries acknowledged since the consumer opened: handled, or needing no handler (a duplicate, say). */
+  handled: number;
+  /** Deliveries that failed since the consumer opened: retried, dead-lettered, negatively acknowledged, dropped. */
+  failed: number;
 }
 
 export interface SubscriptionSetDeps {
@@ -158,9 +166,11 @@ export class SubscriptionSet {
   }
 
   describe(): SubscriptionState[] {
-    return this.runningList.map(({ consumer, deferred, subscription, readsFrom }) => ({
+    return this.runningList.map(({ consumer, deferred, subscription, readsFrom, counts }) => ({
       topic: readsFrom,
       subscription: subscription.name,
+      ...(readsFrom !== subscription.topic && { retryOf: subscription.topic }),
+      type: subscription.consumer.subscriptionType ?? this.deps.subscriptionType,
       active: consumer.activeCount,
       overdue: consumer.overdueCount,
       ...(subscription.intake.ordering === 'key' && { waitingInLanes: consumer.laneWaitingCount }),
@@ -168,6 +178,8 @@ export class SubscriptionSet {
       paused: consumer.isPaused,
       tripped: subscription.tripped,
       refused: deferred.map((producer) => producer.state()).filter((state) => state.refused !== null),
+      handled: counts.handled,
+      failed: counts.failed,
     }));
   }
 

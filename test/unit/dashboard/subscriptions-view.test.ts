@@ -1,0 +1,142 @@
+// The subscriptions view against a stand-in server and admin API: one admin call per topic per reading (also with
+// two pages polling at once), what a missing server or admin API shows, and pause / resume of one subscription.
+import { BadRequestException } from '@nestjs/common';
+import { checkDashboardOptions } from '../../../lib/dashboard/dashboard-options.js';
+import {
+  adminConnectionOf,
+  SubscriptionsView,
+  type SubscriptionControl,
+} from '../../../lib/dashboard/dashboard-subscriptions.js';
+import type { SubscriptionState } from '../../../lib/nest/server/subscription-set.js';
+import type { SubscriptionTarget } from '../../../lib/nest/server/pause-control.js';
+
+const consumer = (topic: string, subscription: string, extra: Partial<SubscriptionState> = {}): SubscriptionState => ({
+  topic,
+  subscription,
+  type: 'Shared',
+  active: 0,
+  overdue: 0,
+  connected: true,
+  paused: false,
+  tripped: false,
+  refused: [],
+  handled: 0,
+  failed: 0,
+  ...extra,
+});
+
+class FakeServer implements SubscriptionControl {
+  states: SubscriptionState[] = [
+    consumer('persistent://public/default/orders', 'babelqueue'),
+    consumer('persistent://public/default/orders', 'audit'),
+    consumer('persistent://public/default/payments', 'babelqueue'),
+  ];
+  calls: Array<[string, SubscriptionTarget | undefined]> = [];
+  describe(): SubscriptionState[] {
+    return this.states;
+  }
+  async pause(target?: SubscriptionTarget): Promise<void> {
+    if (target?.topic === 'nothing') throw new Error('pause(): this server consumes no topic "nothing"');
+    this.calls.push(['pause', target]);
+  }
+  resume(target?: SubscriptionTarget): void {
+    this.calls.push(['resume', target]);
+  }
+}
+
+function fakeAdmin() {
+  const urls: string[] = [];
+  const fetch = (async (url: string) => {
+    urls.push(url);
+    const backlog = url.includes('/orders/') ? 7 : 0;
+    return new Response(
+      JSON.stringify({ subscriptions: { babelqueue: { msgBacklog: backlog }, audit: { msgBacklog: 1 } } }),
+      { status: 200, headers: { 'content-type': 'application/json' } },
+    );
+  }) as typeof globalThis.fetch;
+  return { urls, connection: { adminUrl: 'http://broker:8080', fetch } };
+}
+
+describe('SubscriptionsView', () => {
+  it('reads each topic once per reading, whatever number of subscriptions and pages ask', async () => {
+    const server = new FakeServer();
+    const admin = fakeAdmin();
+    const view = new SubscriptionsView({ server: () => server, admin: async () => admin.connection });
+    const [first, second] = await Promise.all([view.list(), view.list()]);
+    expect(second).toBe(first);
+    expect(admin.urls.sort()).toEqual([
+      'http://broker:8080/admin/v2/persistent/public/default/orders/stats?getPreciseBacklog=true&getEarliestTimeInBacklog=true',
+      'http://broker:8080/admin/v2/persistent/public/default/payments/stats?getPreciseBacklog=true&getEarliestTimeInBacklog=true',
+    ]);
+    expect(first.statsProblem).toBeNull();
+    expect(first.subscriptions.map(({ subscription, backlog }) => [subscription, backlog])).toEqual([
+      ['babelqueue', 7],
+      ['audit', 1],
+      ['babelqueue', 0],
+    ]);
+  });
+
+  it('says there are no subscriptions in an app that only publishes, without asking the admin API', async () => {
+    let asked = false;
+    const admin = async () => {
+      asked = true;
+      return undefined;
+    };
+    const empty = new FakeServer();
+    empty.states = [];
+    for (const server of [null, empty]) {
+      const view = new SubscriptionsView({ server: () => server, admin });
+      await expect(view.list()).resolves.toEqual({ subscriptions: [], statsProblem: null });
+    }
+    expect(asked).toBe(false);
+    await expect(
+      new SubscriptionsView({ server: () => null, admin }).pause({ topic: 'orders', subscription: 'babelqueue' }),
+    ).rejects.toThrow(/no subscriptions on this app/);
+  });
+
+  it('shows the rows without backlog when the admin API is unknown or fails, saying why', async () => {
+    const server = new FakeServer();
+    const unknown = await new SubscriptionsView({ server: () => server, admin: async () => undefined }).list();
+    expect(unknown.statsProblem).toMatch(/forRoot\(\{ admin: \{ adminUrl \} \}\)/);
+    expect(unknown.subscriptions.every(({ backlog, lagMs }) => backlog === null && lagMs === null)).toBe(true);
+    const failing = {
+      adminUrl: 'http://broker:8080',
+      fetch: (async () => new Response('no', { status: 403 })) as typeof fetch,
+    };
+    const refused = await new SubscriptionsView({ server: () => server, admin: async () => failing }).list();
+    expect(refused.statsProblem).toMatch(/HTTP 403/);
+    expect(refused.subscriptions).toHaveLength(3);
+  });
+
+  it('pauses and resumes exactly the subscription named, and refuses a body that names none', async () => {
+    const server = new FakeServer();
+    const view = new SubscriptionsView({ server: () => server, admin: async () => undefined });
+    const target = { topic: 'persistent://public/default/orders', subscription: 'audit' };
+    await expect(view.pause(target)).resolves.toEqual({ paused: true });
+    expect(view.resume(target)).toEqual({ resumed: true });
+    expect(server.calls).toEqual([
+      ['pause', target],
+      ['resume', target],
+    ]);
+    for (const body of [{}, { topic: 'orders' }, { subscription: 'audit' }, { topic: 1, subscription: 'a' }])
+      await expect(view.pause(body)).rejects.toBeInstanceOf(BadRequestException);
+    await expect(view.pause({ topic: 'nothing', subscription: 'a' })).rejects.toThrow(/consumes no topic "nothing"/);
+  });
+});
+
+describe('the admin API of the view', () => {
+  it('is the one given, else the one of the app client (none for a client the library did not make)', async () => {
+    await expect(adminConnectionOf({ adminUrl: 'http://broker:8080', token: 't' }, () => ({}))).resolves.toEqual({
+      adminUrl: 'http://broker:8080',
+      token: 't',
+    });
+    await expect(adminConnectionOf(undefined, () => ({}))).resolves.toBeUndefined();
+  });
+
+  it('is checked at forRoot', () => {
+    const base = { topics: ['orders.dlq'], private: true };
+    expect(() => checkDashboardOptions({ ...base, admin: { adminUrl: 'http://broker:8080' } })).not.toThrow();
+    for (const admin of [{ adminUrl: 'not a url' }, { adminUrl: 'http://b:8080', token: '' }, null])
+      expect(() => checkDashboardOptions({ ...base, admin } as never)).toThrow(/admin is \{ adminUrl/);
+  });
+});
