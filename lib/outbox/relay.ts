@@ -67,6 +67,12 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * A send that timed out (ours or the client's) may still be stored: the producer keeps it and sends it, in order,
+ * once it reconnects. Such a row keeps its id, whatever happened to the rows after it.
+ */
+const mayBeStored = (reason: unknown): boolean => /\bTimeOut\b/i.test(errorText(reason));
+
 /** A table found without the `headers` column is looked at again this often (it may have been migrated since). */
 const HEADERS_RECHECK_MS = 30_000;
 
@@ -299,7 +305,8 @@ export class OutboxRelay {
             if (row.attempts > 0) republished = true;
             continue;
           }
-          const parked = await this.settleFailure(claim, row, outcome.reason, index > lastSent);
+          const keepStamp = index > lastSent || mayBeStored(outcome.reason);
+          const parked = await this.settleFailure(claim, row, outcome.reason, keepStamp);
           if (parked) result.parked += 1;
           else result.failed += 1;
           if (outboxFailureCause(outcome.reason) === 'broker') {
@@ -336,13 +343,13 @@ export class OutboxRelay {
 
   /**
    * Marks a failed row (parked, or due again after the backoff); true when it was parked. A stamped row after the
-   * last one sent keeps its stamp (see OutboxClaim.markFailed).
+   * last one sent, or one whose send timed out, keeps its stamp (see OutboxClaim.markFailed).
    */
   private async settleFailure(
     claim: OutboxClaim,
     row: OutboxRow,
     reason: unknown,
-    afterLastSent: boolean,
+    keepStamp: boolean,
   ): Promise<boolean> {
     const text = errorText(reason);
     const cause = outboxFailureCause(reason);
@@ -366,7 +373,7 @@ export class OutboxRelay {
       );
       return true;
     }
-    await claim.markFailed(row.seq, text, decision.retryInMs, afterLastSent);
+    await claim.markFailed(row.seq, text, decision.retryInMs, keepStamp);
     this.logger.debug?.(
       `outbox row ${row.messageId} to ${row.topic} not published (attempt ${attempt}, ${cause === 'row' ? 'the row is at fault' : 'broker'}; ` +
         `next try in ${decision.retryInMs} ms): ${text}`,
