@@ -38,6 +38,15 @@ export function rememberAdminAccessOf(client: object, open: () => Promise<object
   accessOnceOpen.set(client, open);
 }
 
+/**
+ * Where `client`'s broker answers admin requests and with which headers, for a client the library created (a
+ * LazyPulsarClient is created first); undefined for any other client.
+ */
+export async function adminAccessOf(client: object): Promise<AdminAccess | undefined> {
+  const open = accessOnceOpen.get(client);
+  return open ? accessByClient.get(await open()) : accessByClient.get(client);
+}
+
 /** A client that lists topics itself (the testing kit's InMemoryPulsar). */
 interface ListsTopics {
   listTopics(namespace: string): Promise<string[]>;
