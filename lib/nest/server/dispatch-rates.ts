@@ -97,8 +97,9 @@ export function fixFor(error: unknown): string {
   if (status === null) return "check dispatchRate.adminUrl: the broker's web service (e.g. http://broker:8080)";
   if (status === 401 || status === 403)
     return "the role needs the right to set the topic's policies (a tenant admin or superuser); see dispatchRate.token";
-  if (status === 405 || status === 409)
+  if (status === 405)
     return 'the broker needs topicLevelPoliciesEnabled=true and systemTopicEnabled=true (the 4.x defaults)';
-  if (status === 404) return 'the topic or subscription is unknown to the broker at dispatchRate.adminUrl';
+  // The topic exists where the client subscribed (the policy needs it, not the subscription): another cluster.
+  if (status === 404) return "dispatchRate.adminUrl may name another cluster than the client's";
   return 'see the broker log';
 }

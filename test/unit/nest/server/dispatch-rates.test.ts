@@ -100,7 +100,7 @@ describe('SubscriptionDispatchRates', () => {
     expect(fixFor(new DispatchRateRefused('x', null))).toMatch(/check dispatchRate\.adminUrl/);
     expect(fixFor(new DispatchRateRefused('x', 401))).toMatch(/the role needs/);
     expect(fixFor(new DispatchRateRefused('x', 405))).toMatch(/topicLevelPoliciesEnabled=true/);
-    expect(fixFor(new DispatchRateRefused('x', 404))).toMatch(/unknown to the broker/);
+    expect(fixFor(new DispatchRateRefused('x', 404))).toMatch(/another cluster/);
     expect(fixFor(new DispatchRateRefused('x', 500))).toMatch(/broker log/);
   });
 });
