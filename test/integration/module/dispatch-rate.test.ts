@@ -102,10 +102,12 @@ describe('dispatchRate across instances (broker)', () => {
       `dispatchRate ${PER_SECOND}/s over ${INSTANCES} instances: ${rate.toFixed(1)}/s in all over ${WINDOW_S} s ` +
         `(busiest second ${busiestSecond}; per instance ${[...handled.perInstance.values()].join(', ')})`,
     );
-    // At most the limit (and a little for a second that straddles the broker's refill), whichever instance ran.
-    expect(rate).toBeLessThanOrEqual(PER_SECOND * 1.05);
-    expect(busiestSecond).toBeLessThanOrEqual(PER_SECOND * 1.5);
-    // Not a limit per instance: 3 × 100 would be far above. And the backlog did flow.
+    // At most the limit, whichever instance ran: over the window, the limit plus what the bucket held at its start
+    // and what the consumers had prefetched (10 %); in any one second, at most two seconds' worth (a full bucket and
+    // its refill), never the 3 × 100 of a limit per instance.
+    expect(rate).toBeLessThanOrEqual(PER_SECOND * 1.1);
+    expect(busiestSecond).toBeLessThanOrEqual(PER_SECOND * 2);
+    // And the backlog did flow, through every instance.
     expect(rate).toBeGreaterThan(PER_SECOND / 4);
     expect(handled.perInstance.size).toBe(INSTANCES);
   });
