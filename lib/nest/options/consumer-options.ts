@@ -1,5 +1,6 @@
 import type { UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
 import { checkLagGauges, type LagGaugeSetting } from './lag-gauge-option.js';
+import { checkDispatchRate, type DispatchRateSetting } from './dispatch-rate-option.js';
 import { UNKNOWN_URN_STRATEGIES } from '../../consumer/unknown-urn.js';
 import { delayedRetryRefusal, honoursDeliveryTimes } from '../../consumer/settle-request.js';
 import { describeValue } from '../../describe-value.js';
@@ -136,6 +137,16 @@ export const consumerOptions = {
    * @defaultValue none (no limit)
    */
   maxPerSecond: sharedRows.maxPerSecond(),
+  /**
+   * A rate per subscription across every instance, enforced by the broker (docs/retries.md#across-instances): at
+   * start the server sets each of its subscriptions' dispatch-rate policy through the admin API, so the broker
+   * delivers the subscription at most `perSecond` messages a second in all, whatever the number of instances (the
+   * retry topic's subscription gets its own). `{ perSecond, adminUrl?, token? }`: the admin API is the client's
+   * broker with the client's credentials unless `adminUrl` (and `token`) say otherwise. A policy the broker refuses
+   * is a start-up warning; the policy stays on the broker after the server stops.
+   * @defaultValue none (no admin calls; an existing policy is left as it is)
+   */
+  dispatchRate: option<DispatchRateSetting>((value, name, raise) => checkDispatchRate(value, name, raise)),
   /**
    * OpenTelemetry gauges of each subscription's lag (docs/operations.md#lag-gauges): `babelqueue.subscription.backlog`,
    * `.oldest_unacked_age`, `.retry_backlog` and `babelqueue.dead_letter.depth`, read from the broker's admin API at

@@ -15,6 +15,7 @@ import { waitForBroker, type BrokerWait } from '../client/broker-wait.js';
 import type { HandlerDispatch } from './handler-dispatch.js';
 import type { Binding } from './handler-routes.js';
 import { startLagGauges } from './lag-targets.js';
+import { SubscriptionDispatchRates } from './dispatch-rates.js';
 import type { ReplyProducers } from './reply-producers.js';
 import { consumerHooksOf, type ResolvedServerOptions } from './server-options.js';
 import { StatusMonitor, type BabelServerStatus } from './status-monitor.js';
@@ -50,9 +51,14 @@ export class ServerLifecycle {
   private readonly breakers: SubscriptionBreakers;
   /** The lag gauges (the `lagGauges` option), from the first start. */
   private lagGauges: LagGauges | null = null;
+  /** The broker's dispatch-rate policy of each subscription opened (the `dispatchRate` option). */
+  private readonly dispatchRates: SubscriptionDispatchRates | null;
 
   constructor(private readonly deps: ServerLifecycleDeps) {
     const { settings, logger } = deps;
+    this.dispatchRates = settings.dispatchRate
+      ? new SubscriptionDispatchRates({ setting: settings.dispatchRate, client: deps.givenClient as object, logger })
+      : null;
     this.breakers = new SubscriptionBreakers({
       hold: async (subscription, held) => {
         await this.subscriptions?.hold(subscription, held);
@@ -157,7 +163,14 @@ export class ServerLifecycle {
     return null;
   }
 
-  private open(subscription: Subscription, initialPosition?: 'Earliest' | 'Latest') {
+  /** Opens a subscription's consumers, then sets their dispatch rate before they start consuming. */
+  private async open(subscription: Subscription, initialPosition?: 'Earliest' | 'Latest') {
+    const opened = await this.openConsumers(subscription, initialPosition);
+    await this.dispatchRates?.apply(opened);
+    return opened;
+  }
+
+  private openConsumers(subscription: Subscription, initialPosition?: 'Earliest' | 'Latest') {
     const { settings, logger, dispatcher, events } = this.deps;
     const breaker = this.breakers.of(subscription);
     return openSubscription(

@@ -189,6 +189,11 @@ describe('resolveModuleOptions', () => {
       /options\.consumer\.maxPerSecond must be a positive number, got the number 0/,
     ],
     [
+      'a dispatchRate of 0.5 a second',
+      { client, topic: 't', consumer: { dispatchRate: { perSecond: 0.5 } } },
+      /options\.consumer\.dispatchRate\.perSecond must be an integer >= 1, got the number 0\.5/,
+    ],
+    [
       'a circuitBreaker ratio above 1',
       { client, topic: 't', consumer: { circuitBreaker: { failureRatio: 2 } } },
       /options\.consumer\.circuitBreaker\.failureRatio must be a number in \(0, 1\], got 2/,
