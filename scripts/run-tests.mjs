@@ -44,6 +44,23 @@ if (projects.length === 0) {
 const banner = (lines) =>
   console.log(['', '='.repeat(100), ...lines.map((l) => `  ${l}`), '='.repeat(100), ''].join('\n'));
 
+/** The failed tests (and suites that failed to load) of one Jest JSON result, by file and name: the log's tail names them. */
+function failedNames(results) {
+  return results.testResults.flatMap((suite) => {
+    const file = path.relative(root, suite.name);
+    const tests = suite.assertionResults.filter((test) => test.status === 'failed');
+    if (tests.length === 0 && suite.status === 'failed')
+      return [
+        `${file} (the suite: ${
+          String(suite.message)
+            .split('\n')
+            .find((line) => line.trim()) ?? 'failed'
+        })`,
+      ];
+    return tests.map((test) => `${file} › ${test.fullName}`);
+  });
+}
+
 let passed = 0;
 let failed = 0;
 
@@ -230,6 +247,7 @@ try {
       failed += runFailed;
       summary.push(
         `[${run.client}${run.label ? `, ${run.label}` : ''}] ${run.projects.join(', ')}: ${results.numPassedTests} passed, ${runFailed} failed, ${results.numPendingTests} skipped`,
+        ...failedNames(results).map((name) => `  failed: ${name}`),
       );
     } else {
       failed += 1;
