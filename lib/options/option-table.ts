@@ -50,6 +50,11 @@ export function option<In, Out = In | undefined>(
   return { resolve };
 }
 
+/** The same option with a default: a table that gives the setting one declares it here, the validator stays the row's. */
+export function withDefault<In, Out>(row: OptionSpec<In, Out | undefined>, fallback: Out): OptionSpec<In, Out> {
+  return option<In, Out>((value, name, raise) => row.resolve(value, name, raise) ?? fallback);
+}
+
 /**
  * Resolves every entry of `table` from `input` (its keys checked separately), naming each `<prefix>.<key>` (or
  * as `nameOf` says, e.g. `@BabelHandler timeoutMs`).

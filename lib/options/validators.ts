@@ -16,6 +16,11 @@ export function integer({ min, must, fallback }: { min: number; must?: string; f
 /** One of a few strings. */
 export function oneOf<const V extends string>(values: readonly V[]): OptionSpec<V, V | undefined>;
 export function oneOf<const V extends string>(values: readonly V[], fallback: V, must?: string): OptionSpec<V, V>;
+export function oneOf<const V extends string>(
+  values: readonly V[],
+  fallback: undefined,
+  must: string,
+): OptionSpec<V, V | undefined>;
 export function oneOf<const V extends string>(values: readonly V[], fallback?: V, must?: string) {
   const listed = values.map((value) => `'${value}'`);
   const allowed = must ?? `${listed.slice(0, -1).join(', ')} or ${listed.at(-1)}`;

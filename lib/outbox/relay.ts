@@ -1,6 +1,5 @@
 import { Logger } from '@nestjs/common';
 import { BabelQueueError } from '../envelope/index.js';
-import type { PulsarProducerMessage } from '../pulsar/client-types.js';
 import { errorText } from '../envelope/error-text.js';
 import { raiseLibraryError, resolveOptions } from '../options/option-table.js';
 import { loadOpenTelemetry } from '../otel/tracing.js';
@@ -16,62 +15,23 @@ import {
 } from './parked.js';
 import { claimOutboxRows, outboxHasHeaders, type OutboxClaim, type OutboxRow } from './relay-store.js';
 import { outboxRelayOptionTable, type OutboxRelayLogger, type OutboxRelayOptions } from './relay-options.js';
-import { checkedRowProperties } from './row-check.js';
 import { checkDeduplication, stampOutboxRows, type OutboxRelayDeduplication } from './relay-dedup.js';
 import { BabelProducerPool } from '../nest/client/producer-pool.js';
 import { clientNameOf } from '../nest/client/producer-settings.js';
 import type { ProducerSource } from '../nest/client/producer-settings.js';
 import { checkOutboxTable, outboxParkingMigrationSql } from './table.js';
 import { PassLoop } from './pass-loop.js';
+import type { OutboxRelayResult, OutboxRelayState } from './relay-state.js';
+import { mayBeStored, sendRow } from './relay-send.js';
 
 export type { OutboxRelayOptions } from './relay-options.js';
-
-export interface OutboxRelayResult {
-  /** Rows the broker stored and that are now marked published. */
-  published: number;
-  /** Rows whose publish failed: still pending, attempts + 1, due again after the backoff. */
-  failed: number;
-  /** Rows parked by this pass: their own fault, tried `parkAfterAttempts` times; no longer tried. */
-  parked: number;
-}
-
-/** What describe() reports (and the module's health check shows under `outbox`). */
-export interface OutboxRelayState {
-  /** True between start() and stop(). */
-  running: boolean;
-  /** Since when publishes fail because of the broker (epoch ms); null while they do not. */
-  brokerFailingSince: number | null;
-  /** Since when passes fail because of the database (epoch ms); null while they do not. */
-  databaseFailingSince: number | null;
-  /** The first error of the outage under way (broker first), null when there is none. */
-  lastError: string | null;
-  /** Counted since this relay was created. */
-  published: number;
-  failed: number;
-  parked: number;
-  /** False when the table has no `parked_at` column yet (rows that would be parked are retried); null: not known yet. */
-  parkingAvailable: boolean | null;
-}
+export type { OutboxRelayResult, OutboxRelayState } from './relay-state.js';
 
 /** drain() stops after this many passes even if every pass made progress. */
 const DRAIN_CEILING = 10_000;
 
 /** An outage is over this long after its last failure: twice the longest backoff, so every failed row was due again. */
 const OUTAGE_QUIET_MS = 2 * OUTBOX_BACKOFF_CAP_MS;
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new BabelQueueError(`${what} did not finish within ${ms} ms (TimeOut)`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/**
- * A send that timed out (ours or the client's) may still be stored: the producer keeps it and sends it, in order,
- * once it reconnects. Such a row keeps its id, whatever happened to the rows after it.
- */
-const mayBeStored = (reason: unknown): boolean => /\bTimeOut\b/i.test(errorText(reason));
 
 /** A table found without the `headers` column is looked at again this often (it may have been migrated since). */
 const HEADERS_RECHECK_MS = 30_000;
@@ -295,7 +255,9 @@ export class OutboxRelay {
       } else {
         // Started together: sends to one producer leave in the order they were issued, which is row order (with
         // deduplication, sequence id order, as the broker needs).
-        const outcomes = await Promise.allSettled(claim.rows.map((row) => this.publish(row)));
+        const outcomes = await Promise.allSettled(
+          claim.rows.map((row) => sendRow(this.producers, row, this.publishTimeoutMs)),
+        );
         const lastSent = outcomes.map((outcome) => outcome.status).lastIndexOf('fulfilled');
         const published: OutboxRow[] = [];
         for (const [index, outcome] of outcomes.entries()) {
@@ -403,19 +365,5 @@ export class OutboxRelay {
           `attempt(s) on ${report.rows} row(s) during the outage; those rows are published or pending, none dropped`,
       );
     }
-  }
-
-  private async publish(row: OutboxRow): Promise<void> {
-    // The row's own headers (a fired schedule's bq-schedule-*) go along; the bq-* six read from the body win.
-    const properties = { ...row.headers, ...checkedRowProperties(row.body, row.topic) };
-    const message: PulsarProducerMessage = { data: row.body, properties };
-    if (row.partitionKey) message.partitionKey = row.partitionKey;
-    if (row.dedupSequence !== null) message.sequenceId = Number(row.dedupSequence);
-    const what = `publishing outbox row ${row.messageId} to ${row.topic}`;
-    await withTimeout(
-      this.producers.producerFor(row.topic).then((producer) => producer.send(message)),
-      this.publishTimeoutMs,
-      what,
-    );
   }
 }

@@ -1,23 +1,21 @@
 import type { UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
 import { checkLagGauges, type LagGaugeSetting } from './lag-gauge-option.js';
 import { checkDispatchRate, type DispatchRateSetting } from './dispatch-rate-option.js';
-import { UNKNOWN_URN_STRATEGIES } from '../../consumer/unknown-urn.js';
 import { delayedRetryRefusal, honoursDeliveryTimes } from '../../consumer/settle-request.js';
 import { describeValue } from '../../describe-value.js';
 import type { PulsarProducer, SubscriptionType } from '../../pulsar/client-types.js';
-import { SUBSCRIPTION_TYPES } from '../../pulsar/subscription-types.js';
 import { checkTopicName } from './topic-option.js';
 import { sharedRows } from './shared-rows.js';
 import { checkClientOptions, type PulsarClientName, type PulsarConsumerOptions } from '../../pulsar/client-options.js';
-import { option, type RaiseOptionError, type ResolvedOptions } from '../../options/option-table.js';
-import { flag, integer, nonBlank, oneOf } from '../../options/validators.js';
+import { option, withDefault, type RaiseOptionError, type ResolvedOptions } from '../../options/option-table.js';
+import { flag, integer, oneOf } from '../../options/validators.js';
 import { checkRetriableRule, type RetriableRule } from './retriable-rule.js';
 import {
   checkHandlerSettingsMap,
   type HandlerSettingsMap,
   type ResolvedHandlerSettingsMap,
 } from './handler-settings.js';
-import { ORDERINGS, type Ordering } from './ordering-option.js';
+import type { Ordering } from './ordering-option.js';
 
 export type { Ordering };
 
@@ -57,12 +55,12 @@ export const consumerOptions = {
    * The subscription name.
    * @defaultValue `babelqueue`
    */
-  subscription: nonBlank('babelqueue'),
+  subscription: withDefault(sharedRows.subscription(), 'babelqueue'),
   /**
    * `Shared`, `KeyShared`, `Exclusive` or `Failover`.
    * @defaultValue `Shared`
    */
-  subscriptionType: oneOf(SUBSCRIPTION_TYPES, 'Shared', `one of ${SUBSCRIPTION_TYPES.join(', ')}`),
+  subscriptionType: withDefault(sharedRows.subscriptionType(), 'Shared'),
   /**
    * Where a new subscription starts: `Latest` or `Earliest` (also the backlog already on the topic). The
    * subscription is created when the server starts, after every `onModuleInit`: with `Latest`, a message
@@ -75,7 +73,7 @@ export const consumerOptions = {
    * Total deliveries of a message, the first included; `1` means no retry.
    * @defaultValue `3`
    */
-  maxAttempts: integer({ min: 1, fallback: 3 }),
+  maxAttempts: withDefault(sharedRows.maxAttempts(), 3),
   /**
    * `'republish'`: a copy with `bq-attempts` + 1 goes back to the topic, then the original is acknowledged.
    * `'nack'`: negative acknowledgement (Shared and KeyShared only: Pulsar counts redeliveries only there).
@@ -114,7 +112,7 @@ export const consumerOptions = {
    * subscription: the `handlers` option.
    * @defaultValue `'fail'`
    */
-  unknownUrn: oneOf(UNKNOWN_URN_STRATEGIES, 'fail'),
+  unknownUrn: withDefault(sharedRows.unknownUrn(), 'fail'),
   /**
    * With `unknownUrn: 'release'`: deliveries of a message released before it falls back to `'fail'` (counted by
    * the broker's redelivery count), so a URN that no instance knows cannot circle for ever.
@@ -158,7 +156,7 @@ export const consumerOptions = {
    * Messages handled at once per topic.
    * @defaultValue `1`
    */
-  concurrency: integer({ min: 1, fallback: 1 }),
+  concurrency: withDefault(sharedRows.concurrency(), 1),
   /**
    * `'key'`: messages of one key (ordering key, else partition key) run one at a time, in the order received, while
    * different keys run in parallel up to `concurrency`; a failed message is retried in place, after its retry delay,
@@ -166,7 +164,7 @@ export const consumerOptions = {
    * Per handler: `@BabelHandler(urn, { ordering })`.
    * @defaultValue `'none'`
    */
-  ordering: oneOf(ORDERINGS, 'none'),
+  ordering: withDefault(sharedRows.ordering(), 'none'),
   /**
    * Messages the client prefetches beyond those being handled (bounds memory on a large backlog, and what an
    * instance whose handlers are stuck holds back from the other consumers of a Shared subscription).

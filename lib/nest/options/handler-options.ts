@@ -1,13 +1,11 @@
 import type { IdempotencyOptions } from '../../idempotency/store.js';
 import { option, type RaiseOptionError } from '../../options/option-table.js';
-import { integer, oneOf, passThrough } from '../../options/validators.js';
+import { passThrough } from '../../options/validators.js';
 import type { PayloadSchema } from '../../schema/payload-schema.js';
 import { checkBatchOptions, type BatchOptions, type ResolvedBatchOptions } from '../../consumer/batch-collector.js';
 import { parseTopicPattern, type TopicPattern } from '../../pulsar/topic-pattern.js';
 import { consumerOptions } from './consumer-options.js';
 import { sharedRows } from './shared-rows.js';
-import { ORDERINGS } from './ordering-option.js';
-import { topicOption } from './topic-option.js';
 
 function optionalName(value: unknown, name: string, example: string, raise: RaiseOptionError): string | undefined {
   if (value === undefined) return undefined;
@@ -33,7 +31,7 @@ export const handlerOptionTable = {
    * Total deliveries of this URN's messages, the first included.
    * @defaultValue the server's `maxAttempts`
    */
-  maxAttempts: integer({ min: 1 }),
+  maxAttempts: sharedRows.maxAttempts(),
   /**
    * Spacing of this URN's retries (docs/retries.md#retry-policy).
    * @defaultValue the server's `retryPolicy`
@@ -44,7 +42,7 @@ export const handlerOptionTable = {
    * (docs/scale.md#per-key-order); handlers sharing a subscription must agree.
    * @defaultValue the server's `ordering`
    */
-  ordering: oneOf(ORDERINGS),
+  ordering: sharedRows.ordering(),
   /**
    * `{ store }`: skip a message whose `meta.id` this handler already handled (docs/idempotency.md; see @Idempotent).
    * @defaultValue none
@@ -61,12 +59,12 @@ export const handlerOptionTable = {
    * subscribes each distinct topic and subscription once and routes within it.
    * @defaultValue the server's topics
    */
-  topic: topicOption(),
+  topic: sharedRows.topic(),
   /**
    * The subscription this handler consumes through.
    * @defaultValue the server's `subscription`
    */
-  subscription: option<string>((value, name, raise) => optionalName(value, name, '"billing"', raise)),
+  subscription: sharedRows.subscription(),
   /**
    * The key of this handler's entry in the server's `handlers` option (settings from configuration), e.g.
    * `"payments.charge"`: that entry applies before those keyed by `Controller.method` or the URN

@@ -6,7 +6,7 @@
  */
 import type { RetryPolicy } from '../../consumer/index.js';
 import type { CircuitBreakerOptions } from '../../consumer/circuit-breaker.js';
-import { UNKNOWN_URN_STRATEGIES, type UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
+import type { UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
 import {
   checkKnownKeys,
   isPlainObject,
@@ -14,31 +14,28 @@ import {
   type RaiseOptionError,
   type ResolvedOptions,
 } from '../../options/option-table.js';
-import { integer, nonBlank, oneOf } from '../../options/validators.js';
 import type { SubscriptionType } from '../../pulsar/client-types.js';
-import { SUBSCRIPTION_TYPES } from '../../pulsar/subscription-types.js';
 import { sharedRows } from './shared-rows.js';
-import { topicOption } from './topic-option.js';
-import { ORDERINGS, type Ordering } from './ordering-option.js';
+import type { Ordering } from './ordering-option.js';
 
 /** What one entry of `handlers` may set; each absent key keeps the decorator's value (else the server's). */
 export const handlerSettingsTable = {
   /** The topic the handler consumes (short or full name). */
-  topic: topicOption(),
+  topic: sharedRows.topic(),
   /** The subscription the handler consumes through. */
-  subscription: nonBlank(),
+  subscription: sharedRows.subscription(),
   /** The type of that subscription (every handler of one subscription must agree). */
-  subscriptionType: oneOf(SUBSCRIPTION_TYPES),
+  subscriptionType: sharedRows.subscriptionType(),
   /** Attempts before the dead-letter topic. */
-  maxAttempts: integer({ min: 1 }),
+  maxAttempts: sharedRows.maxAttempts(),
   /** Delays between attempts. */
   retryPolicy: sharedRows.retryPolicy(),
   /** Messages handled at once on the handler's subscription (every handler of one subscription must agree). */
-  concurrency: integer({ min: 1 }),
+  concurrency: sharedRows.concurrency(),
   /** What the handler's subscription does with a URN none of its handlers takes (they must agree). */
-  unknownUrn: oneOf(UNKNOWN_URN_STRATEGIES),
+  unknownUrn: sharedRows.unknownUrn(),
   /** Per-key order with retries in place, or none (every handler of one subscription must agree). */
-  ordering: oneOf(ORDERINGS),
+  ordering: sharedRows.ordering(),
   /** Runs in the server's inbox (docs/exactly-once.md#the-inbox), or not. */
   inbox: sharedRows.inbox(),
   /** The circuit breaker of the handler's subscription (they must agree). */

@@ -5,7 +5,7 @@ import type { LagGaugeSetting } from '../options/lag-gauge-option.js';
 import { fullTopicName } from '../../pulsar/topic-name.js';
 import type { Subscription } from './subscription.js';
 
-/** One target per subscription subscription (its topic's and its retry topic's consumers share one). Pure. */
+/** One target per subscription (its topic's and its retry topic's consumers share one). Pure. */
 export function lagTargetsOf(models: readonly Subscription[]): LagTarget[] {
   const seen = new Set<Subscription>();
   const targets: LagTarget[] = [];

@@ -19,7 +19,7 @@ import type { Route } from './handler-routes.js';
 import type { DeferredProducer } from './refused-producer.js';
 import { isProducer, type ResolvedServerOptions } from './server-options.js';
 import type { Subscription } from './subscription.js';
-import { SettlementCounts } from './settlement-counts.js';
+import { SettlementCounts } from '../../consumer/settlement-counts.js';
 
 /** A subscription with its consumer open: what the server runs, pauses, describes and closes. */
 export interface RunningSubscription {

@@ -1,6 +1,6 @@
 // The subscriptions view's pure parts: what counts as handled or failed, the state a row shows, rates from two
 // readings of the counters, and rows with backlog and lag from a topic's stats.
-import { settlementKind } from '../../../lib/nest/server/settlement-counts.js';
+import { settlementKind } from '../../../lib/consumer/settlement-counts.js';
 import type { SubscriptionState } from '../../../lib/nest/server/subscription-set.js';
 import { RateMeter, runStateOf, subscriptionRows } from '../../../lib/dashboard/subscription-rows.js';
 

@@ -1,6 +1,6 @@
 // What one consumer settled since it opened, for `server.describe()`: a reader (the dashboard) turns two readings
 // into rates. Plain counters, no OpenTelemetry needed.
-import type { SettledEvent } from '../../consumer/index.js';
+import type { SettledEvent } from './processor-context.js';
 
 /** Whether a settled delivery counts as handled, as failed, or as neither (pure). */
 export function settlementKind(event: Pick<SettledEvent, 'action' | 'unknownUrn'>): 'handled' | 'failed' | null {
