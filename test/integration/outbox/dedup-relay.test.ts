@@ -67,7 +67,7 @@ async function deduplicatingNamespace(): Promise<void> {
  */
 async function settledOnTopic(topic: string): Promise<number> {
   let last = await storedOnTopic(topic);
-  for (let unchanged = 0; unchanged < 4; ) {
+  for (let unchanged = 0; unchanged < 4;) {
     await sleep(250);
     const now = await storedOnTopic(topic);
     unchanged = now === last ? unchanged + 1 : 0;
