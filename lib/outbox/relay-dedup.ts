@@ -17,8 +17,9 @@ export interface OutboxRelayDeduplication {
   /** The client the relay's own named producers are created on (the module's, or `new Pulsar.Client(...)`). */
   client: PulsarClientLike;
   /**
-   * Rows another relay stamped and did not send within this time (it stopped, or its name changed) are stamped
-   * again by this one. Its copy may then be a duplicate: the broker knows ids per producer name.
+   * Rows another relay stamped and has not passed over within this time (it stopped, or its name changed) are
+   * stamped again by this one; a running relay renews its stamps. Its copy may then be a duplicate: the broker
+   * knows ids per producer name.
    * @defaultValue `60000`
    */
   takeOverAfterMs?: number;
@@ -53,7 +54,7 @@ export function checkDeduplication(value: unknown): Required<OutboxRelayDeduplic
 
 /**
  * Stamps due rows for `producerName` until it holds `limit` unsent ones (a batch): the rows nobody stamped and those
- * another relay stamped more than `takeOverAfterMs` ago, oldest first; so no relay holds more than a batch that the
+ * another relay stamped (or last renewed) more than `takeOverAfterMs` ago, oldest first; so no relay holds more than a batch that the
  * others cannot take. One autocommitted statement, so the stamps survive a crash of the relay
  * that follows: the rows it had sent go out again with the same ids, and the broker drops them. Rows another relay
  * holds right now (its claim's row locks) are skipped. Resolves to how many rows were stamped.
@@ -69,6 +70,15 @@ export async function stampOutboxRows(
   const dropped = () => undefined;
   connection.on?.('error', dropped);
   try {
+    // A live relay renews the stamps it holds, so another relay takes over only the rows of one that stopped: a
+    // send of a live relay may be stored late (its producer still holds it across a broker outage, reconnecting),
+    // and a copy under another name would be stored too. Renewed once a quarter of the wait has passed, not every pass.
+    await connection.query(
+      `UPDATE ${table} SET dedup_stamped_at = now()
+        WHERE dedup_producer = $1 AND published_at IS NULL
+          AND dedup_stamped_at < now() - ($2::integer * interval '1 millisecond')`,
+      [producerName, Math.floor(takeOverAfterMs / 4)],
+    );
     // nextval in seq order: the ids follow the rows' age, and they rise above every id this name was given before.
     const result = (await connection.query(
       `UPDATE ${table} AS o SET dedup_producer = $1, dedup_sequence = s.id, dedup_stamped_at = now()

@@ -16,7 +16,10 @@ export function brokerSettings(env?: Record<string, string | undefined>): Broker
 export function brokerAnswers(webUrl: string): Promise<boolean>;
 export function startBroker(settings?: BrokerSettings, options?: { reuse?: BrokerState }): Promise<BrokerState>;
 export function stopBroker(settings?: BrokerSettings): Promise<boolean>;
-export function restartBroker(settings?: BrokerSettings, options?: { kill?: boolean }): Promise<BrokerState>;
+export function restartBroker(
+  settings?: BrokerSettings,
+  options?: { kill?: boolean; downMs?: number },
+): Promise<BrokerState>;
 export function ensureBroker(
   env?: Record<string, string | undefined>,
 ): Promise<{ started: boolean; webUrl: string; serviceUrl: string }>;

@@ -322,7 +322,7 @@ export async function ensureBroker(env = process.env) {
  * again on the same data and ports, so stored messages and subscriptions survive. For chaos tests on a
  * broker of their own; never point it at a shared one.
  */
-export async function restartBroker(settings = brokerSettings(), { kill = false } = {}) {
+export async function restartBroker(settings = brokerSettings(), { kill = false, downMs = 0 } = {}) {
   const state = readState(settings);
   if (!state) throw new Error(`no broker started by this script is recorded for ${settings.webUrl}`);
   if (isOurBroker(state.pid)) {
@@ -334,6 +334,8 @@ export async function restartBroker(settings = brokerSettings(), { kill = false 
   while (!(await portFree(settings.webPort)) || !(await portFree(settings.brokerPort))) {
     await new Promise((r) => setTimeout(r, 200));
   }
+  // An outage longer than the restart alone: clients' time-outs and reconnect back-off come into play.
+  if (downMs > 0) await new Promise((r) => setTimeout(r, downMs));
   log(`restarting the broker on the data in ${state.runDir}`);
   return startBroker(settings, { reuse: state });
 }

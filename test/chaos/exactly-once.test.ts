@@ -1,6 +1,6 @@
 // Chaos: exactly-once effects (docs/exactly-once.md) under crashes, on the chaos broker (never the shared one) and
 // the test PostgreSQL: 10,000 messages, two instances, one of them killed with SIGKILL mid-handler three times, the
-// broker killed and restarted once, then 500 dead-letter records of ids already handled redriven
+// broker killed, kept down 15 s and restarted once, then 500 dead-letter records of ids already handled redriven
 // (test/support/outbox/exactly-once-scenario.ts). Expected: 0 duplicate business rows, 0 lost, every message
 // terminal; on the native client 0 duplicate follow-ups on the topic (the relay the broker deduplicates); the
 // WebSocket API carries no sequence id, so there the duplicate follow-ups are counted and printed.
@@ -33,7 +33,13 @@ it(`${MESSAGES} messages, two instances, kill -9 three times, a broker restart, 
     plan: [
       { share: 0.15, what: 'kill -9 a', act: 'kill a' },
       { share: 0.35, what: 'kill -9 b', act: 'kill b' },
-      { share: 0.5, what: 'broker kill -9 and restart', act: () => restartBroker(settings, { kill: true }) },
+      // Down 15 s before it starts again: longer than the relay's send time-out (10 s), so sends time out while
+      // their producers still hold them, and the reconnect back-off grows.
+      {
+        share: 0.5,
+        what: 'broker kill -9, down 15 s, restart',
+        act: () => restartBroker(settings, { kill: true, downMs: 15_000 }),
+      },
       { share: 0.7, what: 'kill -9 a again', act: 'kill a' },
     ],
   });

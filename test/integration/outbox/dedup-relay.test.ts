@@ -16,7 +16,13 @@ import {
   OutboxRelay,
   type PulsarClientLike,
 } from '../../../lib/index.js';
-import { BQ, type PulsarConsumer, type PulsarMessage } from '../../../lib/pulsar/index.js';
+import {
+  BQ,
+  type PulsarConsumer,
+  type PulsarMessage,
+  type PulsarProducer,
+  type PulsarProducerMessage,
+} from '../../../lib/pulsar/index.js';
 import {
   newClient,
   newWebSocketClient,
@@ -143,6 +149,27 @@ async function pendingRows(table: string): Promise<number> {
   return Number(result.rows[0]!.n);
 }
 
+/** The client under test with every producer's send going through `send` (a fault put in the relay's way). */
+function withSend(
+  client: Parameters<typeof toLibraryClient>[0],
+  send: (message: PulsarProducerMessage, next: PulsarProducer['send']) => ReturnType<PulsarProducer['send']>,
+): PulsarClientLike {
+  const library = toLibraryClient(client);
+  return {
+    async createProducer(config) {
+      const producer = await library.createProducer(config);
+      return {
+        send: (message) => send(message, (given) => producer.send(given)),
+        flush: () => producer.flush(),
+        close: () => producer.close(),
+        getTopic: () => producer.getTopic(),
+      };
+    },
+    subscribe: (config) => library.subscribe(config),
+    close: async () => null,
+  };
+}
+
 beforeAll(async () => {
   pool = newPool('bq-dedup-test', 4);
   observer = newWebSocketClient();
@@ -247,27 +274,14 @@ test('a row whose send failed is stamped anew: sent after rows with higher ids w
   const client = newClient();
   cleanups.push(() => client.close());
   // The second row's first send fails before it leaves (as a lost connection would); the rows after it go out.
-  const library = toLibraryClient(client);
   let failed = false;
-  const failingOnce: PulsarClientLike = {
-    async createProducer(config) {
-      const producer = await library.createProducer(config);
-      return {
-        send: async (message) => {
-          if (!failed && message.properties?.[BQ.messageId] === victim) {
-            failed = true;
-            throw new Error('connection lost');
-          }
-          return producer.send(message);
-        },
-        flush: () => producer.flush(),
-        close: () => producer.close(),
-        getTopic: () => producer.getTopic(),
-      };
-    },
-    subscribe: (config) => library.subscribe(config),
-    close: async () => null,
-  };
+  const failingOnce = withSend(client, async (message, send) => {
+    if (!failed && message.properties?.[BQ.messageId] === victim) {
+      failed = true;
+      throw new Error('connection lost');
+    }
+    return send(message);
+  });
   const producerName = `relay-${tables.outbox}`;
   const relay = new OutboxRelay({
     pool,
@@ -292,28 +306,15 @@ test('sends stored but reported failed, with nothing after them sent, come again
   const client = newClient();
   cleanups.push(() => client.close());
   // The last three sends reach the broker, then fail (as when the connection drops before their receipts arrive).
-  const library = toLibraryClient(client);
   let lost = 0;
-  const receiptsLost: PulsarClientLike = {
-    async createProducer(config) {
-      const producer = await library.createProducer(config);
-      return {
-        send: async (message) => {
-          const receipt = await producer.send(message);
-          if (lost < 3 && ids.indexOf(message.properties?.[BQ.messageId] ?? '') >= 2) {
-            lost += 1;
-            throw new Error('connection lost');
-          }
-          return receipt;
-        },
-        flush: () => producer.flush(),
-        close: () => producer.close(),
-        getTopic: () => producer.getTopic(),
-      };
-    },
-    subscribe: (config) => library.subscribe(config),
-    close: async () => null,
-  };
+  const receiptsLost = withSend(client, async (message, send) => {
+    const receipt = await send(message);
+    if (lost < 3 && ids.indexOf(message.properties?.[BQ.messageId] ?? '') >= 2) {
+      lost += 1;
+      throw new Error('connection lost');
+    }
+    return receipt;
+  });
   const producerName = `relay-${tables.outbox}`;
   const relay = new OutboxRelay({
     pool,
@@ -440,6 +441,37 @@ test('rows another relay stamped wait for it, and are taken over once they waite
     deduplication: { producerName, client, takeOverAfterMs: 10 },
   });
   cleanups.push(() => taker.stop());
+  expect((await taker.drain()).published).toBe(10);
+  const { ids: seen, extra } = await copiesOnTopic(topic, consumer);
+  expect(seen).toEqual(new Set(ids));
+  expect(extra).toBe(0);
+});
+
+test('a running relay renews its stamps: its rows are not taken over, however long its sends take', async () => {
+  const topic = topicIn('relay-renewed');
+  const tables = await freshTables(pool);
+  const consumer = await subscribe(topic);
+  const ids = await writeRows(tables.outbox, topic, 10);
+  // A live relay stamped them long ago (its sends held up by a broker outage, say) and passes again now.
+  await stampOutboxRows(pool, tables.outbox, 'live-relay', 10, 60_000);
+  const backdate = () =>
+    pool.query(
+      `UPDATE ${tables.outbox} SET dedup_stamped_at = now() - interval '10 minutes' WHERE published_at IS NULL`,
+    );
+  await backdate();
+  await stampOutboxRows(pool, tables.outbox, 'live-relay', 10, 60_000);
+  const client = newClient();
+  cleanups.push(() => client.close());
+  const taker = new OutboxRelay({
+    pool,
+    table: tables.outbox,
+    logger: quiet,
+    deduplication: { producerName: `relay-${tables.outbox}`, client, takeOverAfterMs: 60_000 },
+  });
+  cleanups.push(() => taker.stop());
+  expect((await taker.drain()).published).toBe(0);
+  // Once the live relay stops passing, its rows wait out takeOverAfterMs and are taken over.
+  await backdate();
   expect((await taker.drain()).published).toBe(10);
   const { ids: seen, extra } = await copiesOnTopic(topic, consumer);
   expect(seen).toEqual(new Set(ids));

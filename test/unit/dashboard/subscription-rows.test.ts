@@ -1,23 +1,10 @@
 // The subscriptions view's pure parts: what counts as handled or failed, the state a row shows, rates from two
 // readings of the counters, and rows with backlog and lag from a topic's stats.
 import { settlementKind } from '../../../lib/consumer/settlement-counts.js';
-import type { SubscriptionState } from '../../../lib/nest/server/subscription-set.js';
+import { subscriptionState } from '../../support/subscription-state.js';
 import { RateMeter, runStateOf, subscriptionRows } from '../../../lib/dashboard/subscription-rows.js';
 
-const state = (overrides: Partial<SubscriptionState> = {}): SubscriptionState => ({
-  topic: 'persistent://public/default/orders',
-  subscription: 'babelqueue',
-  type: 'Shared',
-  active: 0,
-  overdue: 0,
-  connected: true,
-  paused: false,
-  tripped: false,
-  refused: [],
-  handled: 0,
-  failed: 0,
-  ...overrides,
-});
+const state = subscriptionState;
 
 describe('settlementKind', () => {
   it('counts an acknowledgement as handled and every failed attempt as failed', () => {

@@ -8,22 +8,11 @@ import {
   type SubscriptionControl,
 } from '../../../lib/dashboard/dashboard-subscriptions.js';
 import type { SubscriptionState } from '../../../lib/nest/server/subscription-set.js';
+import { subscriptionState } from '../../support/subscription-state.js';
 import type { SubscriptionTarget } from '../../../lib/nest/server/pause-control.js';
 
-const consumer = (topic: string, subscription: string, extra: Partial<SubscriptionState> = {}): SubscriptionState => ({
-  topic,
-  subscription,
-  type: 'Shared',
-  active: 0,
-  overdue: 0,
-  connected: true,
-  paused: false,
-  tripped: false,
-  refused: [],
-  handled: 0,
-  failed: 0,
-  ...extra,
-});
+const consumer = (topic: string, subscription: string, extra: Partial<SubscriptionState> = {}): SubscriptionState =>
+  subscriptionState({ topic, subscription, ...extra });
 
 class FakeServer implements SubscriptionControl {
   states: SubscriptionState[] = [

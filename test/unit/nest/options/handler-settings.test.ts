@@ -14,6 +14,7 @@ import { raiseStandardError } from '../../../../lib/options/option-table.js';
 import { startService } from '../../../support/nest-app.js';
 import { expectConfiguredFor } from '../../../support/configured-app.js';
 import { publishTo } from '../../../support/batch-scenario.js';
+import { recordingLogger, until } from '../../../support/recording.js';
 
 const defaults = {
   topic: 'orders',
@@ -104,17 +105,6 @@ class Orders {
     throw new Error('always');
   }
 }
-
-function recordingLogger() {
-  const lines: string[] = [];
-  const push = (message: string) => lines.push(message);
-  return { lines, logger: { log: push, warn: push, error: push, debug: push } };
-}
-
-const until = async (check: () => boolean) => {
-  for (let i = 0; i < 500 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-  expect(check()).toBe(true);
-};
 
 describe('handler settings on a server (testing kit)', () => {
   beforeEach(() => calls.splice(0));

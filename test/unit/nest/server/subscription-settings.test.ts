@@ -6,6 +6,7 @@ import { BabelHandler } from '../../../../lib/nest/index.js';
 import { InMemoryPulsar } from '../../../../lib/testing/index.js';
 import { startService } from '../../../support/nest-app.js';
 import { publishTo } from '../../../support/batch-scenario.js';
+import { recordingLogger, until } from '../../../support/recording.js';
 
 const breaker = { failureRatio: 0.5, windowMs: 60_000, minimumMessages: 3, openMs: 60_000, probes: 1 };
 
@@ -30,17 +31,6 @@ class Shared {
   @BabelHandler('urn:ss:b', { circuitBreaker: { openMs: 1000 } })
   b() {}
 }
-
-function recordingLogger() {
-  const lines: string[] = [];
-  const push = (message: string) => lines.push(message);
-  return { lines, logger: { log: push, warn: push, error: push, debug: push } };
-}
-
-const until = async (check: () => boolean) => {
-  for (let i = 0; i < 500 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-  expect(check()).toBe(true);
-};
 
 const starts: number[] = [];
 

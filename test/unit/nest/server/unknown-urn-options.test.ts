@@ -8,6 +8,7 @@ import type { PulsarClientLike } from '../../../../lib/pulsar/client-types.js';
 import { FakeProducer } from '../../../support/fakes.js';
 import { startService } from '../../../support/nest-app.js';
 import { publishTo } from '../../../support/batch-scenario.js';
+import { until } from '../../../support/recording.js';
 
 const client = {
   createProducer: async () => new FakeProducer('x'),
@@ -45,11 +46,6 @@ class Orders {
   @BabelHandler('urn:uu:orders:paid')
   paid() {}
 }
-
-const until = async (check: () => boolean) => {
-  for (let i = 0; i < 500 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-  expect(check()).toBe(true);
-};
 
 describe('unknownUrn from handlers (testing kit)', () => {
   it("a handler's entry gives its subscription the strategy; the server's default stays elsewhere", async () => {
