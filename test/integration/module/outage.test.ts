@@ -72,7 +72,8 @@ function app(topic: string, ledger: Ledger, breaker: boolean) {
         consumer: {
           maxAttempts: MAX_ATTEMPTS,
           concurrency: 4,
-          ...(breaker && { circuitBreaker: BREAKER }),
+          // A last attempt released while the breaker is open comes back after this, not the client's 60 s.
+          ...(breaker && { circuitBreaker: BREAKER, nackRedeliverTimeoutMs: 1_000 }),
         },
         logger: { log: warn, warn, error: () => {}, debug: () => {} },
       }),
