@@ -71,6 +71,11 @@ export interface SettlementPolicy {
   retryPolicy?: RetryPolicy;
   /** A number in [0, 1) drawn by the caller for the policy's jitter (keeps the decision pure). */
   jitterSample?: number;
+  /**
+   * The subscription's circuit breaker is open or probing: a retriable failure at its last attempt is released
+   * (negatively acknowledged, its attempts as they were) instead of dead-lettered, since the dependency is at fault.
+   */
+  holdLastAttempt?: boolean;
 }
 
 /** A message to write before the original may be acknowledged. */

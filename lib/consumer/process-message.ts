@@ -134,6 +134,7 @@ export async function processMessage(
     jitterSample: (ctx.random ?? Math.random)(),
   };
   if (settings.retryPolicy !== undefined) policy.retryPolicy = settings.retryPolicy;
+  if (ctx.holdLastAttempts?.() === true) policy.holdLastAttempt = true;
   const settlement = decideSettlement(inbound, settledFrom, outcome, policy);
   const event = settledEvent(
     ctx.topic,

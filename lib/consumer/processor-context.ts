@@ -90,6 +90,8 @@ export interface ProcessorContext {
    * Waited for before the handler's time-out starts.
    */
   pace?: (() => Promise<void>) | null;
+  /** True while the subscription's circuit breaker is open or probing (see SettlementPolicy.holdLastAttempt). */
+  holdLastAttempts?: () => boolean;
 }
 
 /** The default classification: only an explicit BabelNonRetriableError skips the retries. */

@@ -120,6 +120,12 @@ function settleFailure(
     const body = EnvelopeCodec.encodeToBuffer(EnvelopeCodec.withAttempts(inspection.envelope, attempt));
     return retry(body, withAttemptsProperty(message.properties, attempt), attempt, policy, why, outcome.delayMs);
   }
+  // In place, a release would let the key's later messages overtake this one: the lane keeps its own order instead.
+  if (policy.holdLastAttempt === true && !nonRetriable && policy.retryBy !== 'in-place')
+    return {
+      action: 'nack',
+      why: `${why}; attempt ${attempt} of ${policy.maxAttempts} released, not dead-lettered: the circuit breaker is open`,
+    };
   if (!policy.deadLetter) {
     const warning = nonRetriable
       ? `${why}; not retriable (attempt ${attempt} of ${policy.maxAttempts}) and no dead-letter destination: acknowledged and dropped`

@@ -55,6 +55,9 @@ export interface LagGaugeOptions {
   now?: () => number;
 }
 
+/** How often a topic whose stats answer 404 is asked whether it is partitioned, ms. */
+const PARTITIONS_RECHECK_MS = 60_000;
+
 /** Polls the admin API and keeps the last figures; registers the gauges once OpenTelemetry is loaded. */
 export class LagGauges {
   private readonly stats = new Map<string, TopicStats>();
@@ -103,6 +106,10 @@ export class LagGauges {
   }
 
   private readonly failing = new Set<string>();
+  /** Topics found to be partitioned: their figures are the sum over the partitions, asked for by that name. */
+  private readonly partitioned = new Set<string>();
+  /** When a 404 topic was last found not to be partitioned either (it may be created later, partitioned). */
+  private readonly unpartitionedAt = new Map<string, number>();
 
   private async pollTopics(): Promise<void> {
     const topics = new Set<string>();
@@ -115,12 +122,28 @@ export class LagGauges {
     const { adminUrl, token } = this.options;
     const [domain, rest] = topic.split('://') as [string, string];
     const path = rest.split('/').map(encodeURIComponent).join('/');
-    const url = `${adminUrl.replace(/\/+$/, '')}/admin/v2/${domain}/${path}/stats?getPreciseBacklog=true&getEarliestTimeInBacklog=true`;
-    try {
-      const response = await (this.options.fetch ?? fetch)(url, {
+    const base = `${adminUrl.replace(/\/+$/, '')}/admin/v2/${domain}/${path}`;
+    const query = 'getPreciseBacklog=true&getEarliestTimeInBacklog=true';
+    const get = (url: string) =>
+      (this.options.fetch ?? fetch)(url, {
         headers: token ? { Authorization: `Bearer ${token}` } : {},
         signal: AbortSignal.timeout(Math.max(1000, this.options.intervalMs)),
       });
+    const summed = `${base}/partitioned-stats?perPartition=false&${query}`;
+    try {
+      let response = await get(this.partitioned.has(topic) ? summed : `${base}/stats?${query}`);
+      // A partitioned topic's own name has no stats of its own (404): its partitions' sum has. Remembered, so it
+      // stays one call per topic per interval; a topic that is neither is asked again at most once a minute.
+      const now = (this.options.now ?? Date.now)();
+      const askedAt = this.unpartitionedAt.get(topic) ?? Number.NEGATIVE_INFINITY;
+      if (response.status === 404 && !this.partitioned.has(topic) && now - askedAt >= PARTITIONS_RECHECK_MS) {
+        const partitions = await get(summed);
+        if (partitions.ok) {
+          this.partitioned.add(topic);
+          this.unpartitionedAt.delete(topic);
+          response = partitions;
+        } else this.unpartitionedAt.set(topic, now);
+      }
       // No such topic (yet): nothing waits there.
       if (response.status === 404) this.stats.set(topic, null);
       else if (!response.ok) throw new Error(`HTTP ${response.status}`);

@@ -172,7 +172,8 @@ export const consumerOptions = {
    */
   receiverQueueSize: integer({ min: 0 }),
   /**
-   * With `retry: 'nack'`: how long before a negatively acknowledged message comes back.
+   * With `retry: 'nack'`: how long before a negatively acknowledged message comes back; also a last attempt the
+   * circuit breaker released (docs/retries.md#circuit-breaker).
    * @defaultValue the client's (60000)
    */
   nackRedeliverTimeoutMs: integer({ min: 0 }),

@@ -159,6 +159,7 @@ function topicConsumer(
     ...(subscription.intake.pausedHoldLimit !== undefined && { pausedHoldLimit: subscription.intake.pausedHoldLimit }),
     unknownUrn: subscription.unknownUrn,
     pace: subscription.pace,
+    ...(subscription.circuitBreaker !== undefined && { holdLastAttempts: () => subscription.tripped }),
     logStackTraces: settings.logStackTraces,
     ...(deps.reply && { reply: deps.reply }),
     hooks: deps.hooks,

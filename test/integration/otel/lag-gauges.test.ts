@@ -6,6 +6,7 @@ import { Controller, type INestMicroservice } from '@nestjs/common';
 import { metrics } from '@opentelemetry/api';
 import { AggregationTemporality, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { BabelHandler, BabelPulsarClient, BabelQueueModule } from '../../../lib/index.js';
+import { createPartitionedTopic, deletePartitionedTopic } from '../../../scripts/lib/scale-run.mjs';
 import { rootModule, startMicroservice } from '../module/support/apps.js';
 import {
   quietLogger,
@@ -62,9 +63,9 @@ async function gauge(name: string, topic: string): Promise<number | undefined> {
   return point?.value as number | undefined;
 }
 
-async function adminStats(topic: string) {
+async function adminStats(topic: string, stats = 'stats') {
   const response = await fetch(
-    `${webUrl()}/admin/v2/persistent/public/default/${topic}/stats?getPreciseBacklog=true&getEarliestTimeInBacklog=true`,
+    `${webUrl()}/admin/v2/persistent/public/default/${topic}/${stats}?getPreciseBacklog=true&getEarliestTimeInBacklog=true`,
   );
   return (await response.json()) as {
     subscriptions: Record<string, { msgBacklog: number; earliestMsgPublishTimeInBacklog?: number }>;
@@ -140,5 +141,54 @@ describe('lag gauges (broker)', () => {
       10_000,
     );
     await dlqReader.close();
+  });
+
+  it("follow a partitioned topic: its partitions' sum rises with a backlog and falls as it drains", async () => {
+    const topic = uniqueTopic('lag-partitioned');
+    await createPartitionedTopic(webUrl(), topic, 3);
+    let open!: () => void;
+    gate = new Promise((resolve) => (open = resolve));
+    try {
+      const service = await startMicroservice(
+        rootModule({
+          imports: [
+            BabelQueueModule.forRoot({
+              serviceUrl: serviceUrl(),
+              topic,
+              consumer: { lagGauges: { adminUrl: webUrl(), intervalMs: 1000 } },
+              logger: quietLogger,
+            }),
+          ],
+          controllers: [Worker],
+        }),
+      );
+      started = service.app;
+      const publisher = service.app.get(BabelPulsarClient);
+      await Promise.all(Array.from({ length: 12 }, (_, n) => publisher.publish(WORK, { n })));
+
+      const backlog = async () => (await adminStats(topic, 'partitioned-stats')).subscriptions.babelqueue!.msgBacklog;
+      await waitFor('the broker sees the backlog over the partitions', async () => (await backlog()) >= 12);
+      const expected = await backlog();
+      await waitFor(
+        'the backlog gauge',
+        async () => (await gauge('babelqueue.subscription.backlog', topic)) === expected,
+        10_000,
+      );
+      expect(await gauge('babelqueue.subscription.oldest_unacked_age', topic)).toBeGreaterThan(0);
+
+      open();
+      await waitFor('the backlog drains on the broker', async () => (await backlog()) === 0, 30_000);
+      await waitFor(
+        'the backlog gauge falls to 0',
+        async () => (await gauge('babelqueue.subscription.backlog', topic)) === 0,
+        10_000,
+      );
+      expect(await gauge('babelqueue.subscription.oldest_unacked_age', topic)).toBe(0);
+    } finally {
+      open();
+      await started?.close();
+      started = undefined;
+      await deletePartitionedTopic(webUrl(), topic);
+    }
   });
 });

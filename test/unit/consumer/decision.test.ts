@@ -273,6 +273,20 @@ describe('settlement (50–70)', () => {
     if (settlement.action === 'drop') expect(settlement.warning).toMatch(/dropped/);
   });
 
+  it('releases a last attempt instead of dead-lettering it while the circuit breaker is open', () => {
+    const last = valid({ 'bq-attempts': '2' });
+    const held = policy({ holdLastAttempt: true });
+    expect(decide(last, failed(), held)).toMatchObject({
+      action: 'nack',
+      why: expect.stringMatching(/circuit breaker/),
+    });
+    expect(decide(last, failed(), { ...held, deadLetter: false }).action).toBe('nack');
+    // Earlier attempts retry as usual; the message's own fault and a key's lane are not held.
+    expect(decide(valid(), failed(), held).action).toBe('retry');
+    expect(decide(last, { ...failed(), retriable: false } as Outcome, held).action).toBe('dead-letter');
+    expect(decide(last, failed(), { ...held, retryBy: 'in-place' }).action).toBe('dead-letter');
+  });
+
   it('goes straight to the cap with maxAttempts 1 (59)', () => {
     expect(decide(valid(), failed(), policy({ maxAttempts: 1 })).action).toBe('dead-letter');
     expect(decide(valid(), failed(), policy({ maxAttempts: 1, deadLetter: false })).action).toBe('drop');

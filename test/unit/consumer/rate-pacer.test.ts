@@ -41,6 +41,48 @@ describe('RatePacer (fake clock)', () => {
   });
 });
 
+describe('RatePacer.wait (fake clock and timers)', () => {
+  afterEach(() => jest.useRealTimers());
+
+  async function started(waits: Array<Promise<void>>): Promise<number> {
+    let count = 0;
+    for (const wait of waits) void wait.then(() => count++);
+    await Promise.resolve();
+    await Promise.resolve();
+    return count;
+  }
+
+  it('starts the waiters one interval apart, in order', async () => {
+    jest.useFakeTimers();
+    const clock = { now: 0 };
+    const pacer = new RatePacer(50, () => clock.now);
+    const order: number[] = [];
+    const waits = Array.from({ length: 5 }, (_, i) => pacer.wait().then(() => order.push(i)));
+    for (let step = 0; step < 4; step++) {
+      await Promise.resolve();
+      clock.now += 20;
+      jest.advanceTimersByTime(20);
+    }
+    await Promise.all(waits);
+    expect(order).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it('after a stall of the event loop, starts one and spaces the rest: no burst of what the stall delayed', async () => {
+    jest.useFakeTimers();
+    const clock = { now: 0 };
+    const pacer = new RatePacer(50, () => clock.now);
+    const waits = Array.from({ length: 10 }, () => pacer.wait());
+    expect(await started(waits)).toBe(1);
+    // 200 ms pass while the loop is busy; then the one timer fires, late.
+    clock.now += 200;
+    jest.advanceTimersByTime(20);
+    expect(await started(waits)).toBe(2);
+    clock.now += 20;
+    jest.advanceTimersByTime(20);
+    expect(await started(waits)).toBe(3);
+  });
+});
+
 describe('processMessage with pace', () => {
   it('waits for its start time before the handler; an unknown URN does not wait', async () => {
     const journal: string[] = [];

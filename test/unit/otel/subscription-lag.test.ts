@@ -60,6 +60,39 @@ describe('LagGauges', () => {
     ]);
   });
 
+  it("reads a partitioned topic's summed stats, found once, then asked for directly", async () => {
+    const clock = { now: 2_500 };
+    const fetch = jest.fn(async (url: string | URL | Request) => {
+      const text = String(url);
+      if (text.includes('/orders/partitioned-stats?perPartition=false&'))
+        return Response.json({ subscriptions: { b: { msgBacklog: 7 } } });
+      return new Response('not found', { status: 404 });
+    });
+    const gauges = new LagGauges(
+      {
+        adminUrl: 'http://admin:8080',
+        intervalMs: 1000,
+        fetch: fetch as typeof globalThis.fetch,
+        now: () => clock.now,
+      },
+      () => [targets[1]!],
+      () => {},
+    );
+    await gauges.poll();
+    expect(gauges.readings()[0]).toMatchObject({ backlog: 7, deadLetterDepth: 0 });
+    // orders: stats (404), then partitioned-stats; orders.dlq: stats (404), partitioned-stats (404).
+    expect(fetch).toHaveBeenCalledTimes(4);
+    await gauges.poll();
+    // Then one call each: orders straight to its sum, the missing dead-letter topic not asked about partitions again.
+    expect(fetch).toHaveBeenCalledTimes(6);
+    expect(String(fetch.mock.calls[4]![0])).toContain(
+      '/orders/partitioned-stats?perPartition=false&getPreciseBacklog=true',
+    );
+    clock.now += 60_000;
+    await gauges.poll();
+    expect(fetch).toHaveBeenCalledTimes(9); // a minute on, the missing topic is asked again
+  });
+
   it('keeps the last figures of a topic it cannot read, with one warning until it can again', async () => {
     let down = false;
     const fetch = jest.fn(async (url: string | URL | Request) => {
