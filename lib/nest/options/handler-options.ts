@@ -6,7 +6,7 @@ import { checkBatchOptions, type BatchOptions, type ResolvedBatchOptions } from 
 import { parseTopicPattern, type TopicPattern } from '../../pulsar/topic-pattern.js';
 import { consumerOptions } from './consumer-options.js';
 import { sharedRows } from './shared-rows.js';
-import { ORDERINGS } from './ordering-option.js';
+import { ON_EXHAUSTED, ORDERINGS } from './ordering-option.js';
 import { topicOption } from './topic-option.js';
 
 function optionalName(value: unknown, name: string, example: string, raise: RaiseOptionError): string | undefined {
@@ -45,6 +45,13 @@ export const handlerOptionTable = {
    * @defaultValue the server's `ordering`
    */
   ordering: oneOf(ORDERINGS),
+  /**
+   * With `ordering: 'key'`, a message of this URN whose handler failed for good: `'dead-letter'`, or `'block-key'`
+   * (kept unacknowledged, its key waits until unblocked; docs/scale.md#per-key-order); handlers sharing a
+   * subscription must agree.
+   * @defaultValue the server's `onExhausted`
+   */
+  onExhausted: oneOf(ON_EXHAUSTED),
   /**
    * `{ store }`: skip a message whose `meta.id` this handler already handled (docs/idempotency.md; see @Idempotent).
    * @defaultValue none
