@@ -19,6 +19,7 @@ import { progressLine, recordDetail, recordLine, statsLines, summaryLine } from 
 import { runOutboxCli } from './outbox-cli.js';
 import { runSchedulesCli } from './schedules-cli.js';
 import { runReplayCli } from './replay-cli.js';
+import { runUnblockCli } from './unblock-cli.js';
 import { GENERAL_USAGE, usage, VERBS, type Verb } from './usage.js';
 import { errorText } from '../envelope/error-text.js';
 import { escapeControls, terminalJson, withoutUserInfo } from '../text/untrusted-text.js';
@@ -57,6 +58,7 @@ export async function runCli(
   if (command === 'outbox') return runOutboxCli(rest, output, env);
   if (command === 'schedules') return runSchedulesCli(rest, output, env);
   if (command === 'replay') return runReplayCli(rest, output, env);
+  if (command === 'unblock') return runUnblockCli(rest, output, env);
   if (!(VERBS as readonly string[]).includes(command)) {
     output.err(`unknown command ${failureText(JSON.stringify(command))}\n\n${GENERAL_USAGE}`);
     return EXIT.usage;

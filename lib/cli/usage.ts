@@ -74,6 +74,7 @@ commands:
   replay    re-deliver a subscription's messages from a time or a message id (dry run unless --yes)
   outbox    the transactional outbox's parked rows: outbox parked | outbox requeue (PostgreSQL, not the broker)
   schedules the stored schedules: schedules list | schedules cancel | schedules run-now (PostgreSQL)
+  unblock   unblock a key of a running app (onExhausted 'block-key'), through its dashboard
 
 babelqueue-pulsar <command> --help describes each one.
 ${EXIT_CODES}`;

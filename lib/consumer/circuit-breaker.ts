@@ -189,6 +189,7 @@ export function breakerOutcomeOf(event: SettledEvent): 'success' | 'failure' | n
     case 'drop':
       return 'failure';
     case 'dead-letter':
+    case 'block':
       return event.reason === 'failed' ? 'failure' : null;
     default:
       return null;

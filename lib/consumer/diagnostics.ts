@@ -8,6 +8,8 @@ export type FailureOutcome =
   | { kind: 'nack' }
   | { kind: 'dead-lettered'; nonRetriable: boolean }
   | { kind: 'dropped'; nonRetriable: boolean }
+  /** Failed for good under `onExhausted: 'block-key'`: kept unacknowledged, its key waits for an unblock. */
+  | { kind: 'blocked' }
   /** The retry copy or dead-letter record could not be written; the original comes back (docs/contract.md#settlement). */
   | { kind: 'not-written' };
 
@@ -75,6 +77,7 @@ export function failureLevel(outcome: FailureOutcome): 'warn' | 'error' {
       return 'warn';
     case 'dead-lettered':
     case 'not-written':
+    case 'blocked':
       return 'error';
     default:
       return unreachable(outcome);
@@ -98,6 +101,8 @@ function describeOutcome(outcome: FailureOutcome): string {
       return outcome.nonRetriable ? 'dead-lettered (not retriable)' : 'dead-lettered';
     case 'dropped':
       return outcome.nonRetriable ? 'dropped (not retriable, no dead-letter topic)' : 'dropped (no dead-letter topic)';
+    case 'blocked':
+      return 'key blocked until unblocked (onExhausted block-key)';
     case 'not-written':
       return 'left for redelivery (the replacement could not be written)';
     default:

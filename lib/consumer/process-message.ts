@@ -7,7 +7,8 @@ import type { InboundMessage, Outcome, Settlement, SettlementPolicy } from './de
 import { asError, callHookSafely } from './hooks.js';
 import { withHandlerTimeout } from './handler-timeout.js';
 import { inspect } from './inspect.js';
-import { deadLetterLine, failureLevel, failureLine, failureOutcomeOf } from './diagnostics.js';
+import { deadLetterLine, failureLevel, failureLine, failureOutcomeOf, type FailureOutcome } from './diagnostics.js';
+import { laneKeyOf } from './key-lanes.js';
 import type { OutcomeLine } from './outcome-lines.js';
 import { countedAttempt, decideSettlement } from './settle.js';
 import { outcomeOfRequest, RequestedSettlement, SettleRequests } from './settle-request.js';
@@ -34,6 +35,11 @@ export async function processMessage(
   ctx: ProcessorContext,
   /** Attempts already made by this consumer on this delivery (retries in place); they count like redeliveries. */
   attemptsInPlace = 0,
+  /**
+   * With `ctx.blockExhausted`: takes a keyed message that failed for good instead of settling it, with what settles
+   * it once unblocked (see BlockedKeys).
+   */
+  onBlock?: (unblock: () => Promise<SettledEvent>) => void,
 ): Promise<SettledEvent> {
   const nackCount = ctx.retryProducer === null ? ctx.nackCount : undefined;
   // Only the nack mode's own count needs the id of every delivery (the id is a call into the native addon).
@@ -61,6 +67,8 @@ export async function processMessage(
   let duplicate = false;
   /** The URN's handler here, resolved once; null for a message no handler here runs. */
   let handler: ResolvedHandler | null = null;
+  /** The handler asked for its dead letter (`ctx.deadLetter()`): its word decides, a blocked key never waits on it. */
+  let askedForDeadLetter = false;
   if (inspection.kind === 'gate-rejected') {
     onError(new SchemaVersionRejectedError(inspection.received), {});
   } else if (inspection.kind === 'poison') {
@@ -88,6 +96,7 @@ export async function processMessage(
     }
     const requested = requests.settle();
     duplicate = requests.duplicate;
+    askedForDeadLetter = requested?.kind === 'dead-letter';
     if (requested !== null) {
       // The handler's first word decides, whatever it did afterwards (docs/pulsar-features.md#settling-from-the-handler).
       if (outcome.kind === 'failed' && !(outcome.error instanceof RequestedSettlement))
@@ -136,44 +145,69 @@ export async function processMessage(
   if (settings.retryPolicy !== undefined) policy.retryPolicy = settings.retryPolicy;
   if (ctx.holdLastAttempts?.() === true) policy.holdLastAttempt = true;
   const settlement = decideSettlement(inbound, settledFrom, outcome, policy);
-  const event = settledEvent(
-    ctx.topic,
-    message,
-    urn,
-    settlement.action === 'retry-in-place' ? 'retry' : settlement.action,
-  );
-  if (unknownUrn !== undefined) event.unknownUrn = unknownUrn;
-  if (outcome.kind === 'failed' && outcome.retriable === false) event.nonRetriable = true;
-  if (duplicate && settlement.action === 'ack') event.duplicate = true;
-  const carried = await carryOut(settlement, message, ctx, event);
-  // During a rolling deploy every message of a new URN may be released many times: a debug line, not a warning.
-  if (settlement.action === 'nack' && unknownUrn === 'release') ctx.logger.debug?.(`${settlement.why} on ${ctx.topic}`);
-  // A request that ended for good without an answer (dead-lettered, or dropped without a dead-letter topic)
-  // replies once with the failure; an attempt that is retried replies nothing.
-  const final = (settlement.action === 'dead-letter' && event.written === true) || settlement.action === 'drop';
-  if (request && final && outcome.kind === 'failed' && urn !== null) {
-    const refused = await sendReply(ctx, request, replyOf(urn, request, errorReply(outcome.error), envelope));
-    if (refused !== null)
-      ctx.logger.error(`${refused.message} (message ${event.messageId} on ${ctx.topic}: its caller gets no reply)`);
+  const eventOf = (action: SettledEvent['action']): SettledEvent => {
+    const made = settledEvent(ctx.topic, message, urn, action);
+    if (unknownUrn !== undefined) made.unknownUrn = unknownUrn;
+    if (outcome.kind === 'failed' && outcome.retriable === false) made.nonRetriable = true;
+    return made;
+  };
+  const blocks =
+    onBlock !== undefined &&
+    ctx.blockExhausted === true &&
+    (settlement.action === 'dead-letter' || settlement.action === 'drop') &&
+    outcome.kind === 'failed' &&
+    outcome.reason === 'failed' &&
+    !askedForDeadLetter &&
+    laneKeyOf(message) !== null;
+  if (blocks) {
+    // Kept unacknowledged: nothing is written until an operator unblocks the key, which settles it as below.
+    const event = eventOf('block');
+    event.reason = 'failed';
+    const attempt = 'attempt' in settlement ? settlement.attempt : policy.maxAttempts;
+    event.attempt = attempt;
+    const line = { action: 'block' } as const;
+    reportFailure(ctx, message, event, line, policy.maxAttempts, attempt, failure);
+    if (failure !== null) onError(failure, envelope);
+    onBlock(() => carryOutSettlement(eventOf(settlement.action), false));
+    return event;
   }
-  if (nackCount) {
-    // Only a nack for a retry counts: a write that failed is not an attempt of the handler.
-    if (settlement.action === 'nack') nackCount.nacked(nackKey);
-    else if (event.written !== false) nackCount.settled(nackKey);
+  return carryOutSettlement(eventOf(settlement.action === 'retry-in-place' ? 'retry' : settlement.action), true);
+
+  /** Carries the settlement out and reports it; `firstReport`: onError is called (not again on an unblock). */
+  async function carryOutSettlement(event: SettledEvent, firstReport: boolean): Promise<SettledEvent> {
+    if (duplicate && settlement.action === 'ack') event.duplicate = true;
+    const carried = await carryOut(settlement, message, ctx, event);
+    // During a rolling deploy every message of a new URN may be released many times: a debug line, not a warning.
+    if (settlement.action === 'nack' && unknownUrn === 'release')
+      ctx.logger.debug?.(`${settlement.why} on ${ctx.topic}`);
+    // A request that ended for good without an answer (dead-lettered, or dropped without a dead-letter topic)
+    // replies once with the failure; an attempt that is retried replies nothing.
+    const final = (settlement.action === 'dead-letter' && event.written === true) || settlement.action === 'drop';
+    if (request && final && outcome.kind === 'failed' && urn !== null) {
+      const refused = await sendReply(ctx, request, replyOf(urn, request, errorReply(outcome.error), envelope));
+      if (refused !== null)
+        ctx.logger.error(`${refused.message} (message ${event.messageId} on ${ctx.topic}: its caller gets no reply)`);
+    }
+    if (nackCount) {
+      // Only a nack for a retry counts: a write that failed is not an attempt of the handler.
+      if (settlement.action === 'nack') nackCount.nacked(nackKey);
+      else if (event.written !== false) nackCount.settled(nackKey);
+    }
+    if (settledFrom.kind !== 'gate-rejected' && (outcome.kind === 'failed' || settledFrom.kind === 'poison')) {
+      const error =
+        outcome.kind === 'failed'
+          ? outcome.error
+          : new InvalidEnvelopeError(settledFrom.kind === 'poison' ? settledFrom.reason : 'poison message');
+      const attempt = countedAttempt(settledFrom.attempts);
+      reportFailure(ctx, message, event, settlement, policy.maxAttempts, attempt, error);
+    }
+    if (firstReport && failure !== null) onError(failure, envelope);
+    if (carried.writeFailure) onError(carried.writeFailure, envelope);
+    reportDeadLetter(ctx, message, event, settlement);
+    const { deadLetter } = carried;
+    if (deadLetter) callHookSafely(ctx.logger, 'onDeadLetter', () => ctx.hooks.onDeadLetter?.(deadLetter, message));
+    return event;
   }
-  if (settledFrom.kind !== 'gate-rejected' && (outcome.kind === 'failed' || settledFrom.kind === 'poison')) {
-    const error =
-      outcome.kind === 'failed'
-        ? outcome.error
-        : new InvalidEnvelopeError(settledFrom.kind === 'poison' ? settledFrom.reason : 'poison message');
-    reportFailure(ctx, message, event, settlement, policy.maxAttempts, countedAttempt(settledFrom.attempts), error);
-  }
-  if (failure !== null) onError(failure, envelope);
-  if (carried.writeFailure) onError(carried.writeFailure, envelope);
-  reportDeadLetter(ctx, message, event, settlement);
-  const { deadLetter } = carried;
-  if (deadLetter) callHookSafely(ctx.logger, 'onDeadLetter', () => ctx.hooks.onDeadLetter?.(deadLetter, message));
-  return event;
 }
 
 /** A failure's classification by the handler's rule, or the subscription's, or the default one. */
@@ -196,12 +230,15 @@ function reportFailure(
   ctx: ProcessorContext,
   message: PulsarMessage,
   event: SettledEvent,
-  settlement: Settlement,
+  settlement: Settlement | { action: 'block' },
   maxAttempts: number,
   attempt: number,
   error: unknown,
 ): void {
-  const outcome = failureOutcomeOf(settlement, event.written, attempt, maxAttempts);
+  const outcome: FailureOutcome =
+    settlement.action === 'block'
+      ? { kind: 'blocked' }
+      : failureOutcomeOf(settlement, event.written, attempt, maxAttempts);
   const line = failureLine({
     urn: event.urn,
     messageId: event.messageId,

@@ -81,6 +81,11 @@ export interface ProcessorContext {
    * as a `retry` with `inPlace`, and its consumer runs it again (see TopicConsumer).
    */
   retryInPlace?: boolean;
+  /**
+   * With `retryInPlace`: a message of a key whose handler failed for good is not dead-lettered but kept, its key
+   * blocked, until its consumer unblocks it (`onExhausted: 'block-key'`, see BlockedKeys).
+   */
+  blockExhausted?: boolean;
   /** With retry by nack: the consumer's own count of each message's deliveries (see NackCount). */
   nackCount?: NackCount;
   /** What the subscription does with a URN it has no handler for; absent = `fail` (lib/consumer/unknown-urn.ts). */
@@ -104,8 +109,12 @@ export interface SettledEvent {
   topic: string;
   messageId: string;
   urn: string | null;
-  /** A retry in place (`ordering: 'key'`) is a `retry` with `inPlace` set. */
-  action: Exclude<Settlement['action'], 'retry-in-place'> | 'ack-failed';
+  /**
+   * A retry in place (`ordering: 'key'`) is a `retry` with `inPlace` set. `block`: failed for good under
+   * `onExhausted: 'block-key'`; the message stays unacknowledged and its key waits until it is unblocked, which
+   * settles it as usual (a second event then).
+   */
+  action: Exclude<Settlement['action'], 'retry-in-place'> | 'ack-failed' | 'block';
   reason?: string;
   attempt?: number;
   /** Retried in place: the message stays unacknowledged and runs again in its key's lane after `retryDelayMs`. */

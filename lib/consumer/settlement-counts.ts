@@ -12,6 +12,7 @@ export function settlementKind(event: Pick<SettledEvent, 'action' | 'unknownUrn'
       return event.unknownUrn === 'release' ? null : 'failed';
     case 'retry':
     case 'dead-letter':
+    case 'block':
     case 'drop':
     case 'ack-failed':
       return 'failed';

@@ -1,6 +1,7 @@
 import type { PulsarMessage } from '../pulsar/client-types.js';
 import { startReceivePump, type ReceivePump } from '../pulsar/receive-pump.js';
 import { HandlerDeadlines } from './handler-timeout.js';
+import { BlockedKeys } from './blocked-keys.js';
 import { KeyLanes, laneKeyOf } from './key-lanes.js';
 import { NackCount } from './nack-count.js';
 import { asError } from './hooks.js';
@@ -90,6 +91,8 @@ export class TopicConsumer {
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   /** Messages whose handler passed its time-out: their key waits until the handler ends. */
   private readonly overdueOf = new Map<PulsarMessage, Promise<void>>();
+  /** With `blockExhausted`: keys whose message failed for good, waiting for unblock() (see BlockedKeys). */
+  private readonly blocked = new BlockedKeys<PulsarMessage>();
   /** Lane messages and retries waiting (see waitingCount): the client is woken once they are fewer than its limit. */
   private crowdWaiters: Array<() => void> = [];
 
@@ -135,7 +138,31 @@ export class TopicConsumer {
    * retry delay, or for a slot. They count against the intake's room, so a stuck key cannot make it hoard.
    */
   get laneWaitingCount(): number {
-    return (this.lanes?.waiting ?? 0) + this.ready.length + this.retryTimers.size;
+    return (this.lanes?.waiting ?? 0) + this.ready.length + this.retryTimers.size + this.blocked.size;
+  }
+
+  /** Keys blocked by a message that failed for good (`onExhausted: 'block-key'`), oldest first. */
+  get blockedKeys(): string[] {
+    return this.blocked.keys();
+  }
+
+  /**
+   * Settles the blocked message of `key` as it would have been settled without the block (its dead-letter record
+   * written first, then the original acknowledged), then runs the key's next message. Null when `key` is not blocked.
+   */
+  async unblock(key: string): Promise<SettledEvent | null> {
+    const blocked = this.blocked.take(key);
+    if (blocked === undefined) return null;
+    const event = await blocked.unblock();
+    try {
+      this.options.onSettled?.(event);
+    } catch {
+      // an observer must not break the intake
+    }
+    if (this.stopping) return event;
+    this.finishInLane(blocked.message);
+    this.pullHeld();
+    return event;
   }
 
   /**
@@ -199,6 +226,7 @@ export class TopicConsumer {
     for (const timer of this.retryTimers) clearTimeout(timer);
     this.retryTimers.clear();
     this.attemptsInPlace.clear();
+    this.blocked.clear();
     this.wakeHeldWaiters();
     this.wakeCrowdWaiters();
     if (this.inFlight.size > 0) {
@@ -382,7 +410,9 @@ export class TopicConsumer {
         this.trackOverdue(urn, timeoutMs, stillRunning);
       },
     };
-    return processMessage(message, context, this.attemptsInPlace.get(message) ?? 0);
+    return processMessage(message, context, this.attemptsInPlace.get(message) ?? 0, (unblock) =>
+      this.blocked.block(laneKeyOf(message)!, message, unblock),
+    );
   }
 
   /**
@@ -394,6 +424,8 @@ export class TopicConsumer {
     this.overdueOf.delete(message);
     const goOn = (): void => {
       if (this.stopping) return;
+      // A blocked message keeps its lane busy until unblock().
+      if (event?.action === 'block') return;
       if (event?.inPlace === true) this.retryLater(message, event.attempt ?? 1, event.retryDelayMs ?? 0);
       else this.finishInLane(message);
     };

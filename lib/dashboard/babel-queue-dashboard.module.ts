@@ -32,6 +32,7 @@ import {
   SubscriptionsView,
   type SubscriptionControl,
   type SubscriptionTargetBody,
+  type UnblockBody,
 } from './dashboard-subscriptions.js';
 
 const DASHBOARD_SERVICE = Symbol('BabelQueueDashboardService');
@@ -101,6 +102,12 @@ function dashboardController(
       return this.subscriptions.resume(body);
     }
 
+    @Post('api/subscriptions/unblock')
+    unblock(@Headers('content-type') type: string | undefined, @Body() body: UnblockBody) {
+      if (!requireJson(type)) throw new UnsupportedMediaTypeException(JSON_ONLY);
+      return this.subscriptions.unblock(body);
+    }
+
     @Get('api/records')
     records(@Query() query: DashboardQuery) {
       return this.service.records(query);
@@ -122,12 +129,12 @@ function dashboardController(
 }
 
 /** A state change is a JSON request: a cross-site form (urlencoded, multipart, text/plain) cannot send one. */
-const JSON_ONLY = 'redrive, purge, pause and resume take a JSON body (content-type: application/json)';
+const JSON_ONLY = 'redrive, purge, pause, resume and unblock take a JSON body (content-type: application/json)';
 
 /**
  * A small web page in the app for its dead-letter topics: counts, records with filters, a record's body and
  * error, and redrive or purge of a selection (dry run first), with the CLI's semantics (docs/dead-letters.md);
- * above them, the app's subscriptions live, with pause and resume. Opt-in, and it refuses to start without a guard
+ * above them, the app's subscriptions live, with pause, resume and unblock. Opt-in, and it refuses to start without a guard
  * unless told the app is private.
  */
 @Module({})

@@ -170,9 +170,22 @@ async function loadSubscriptions() {
     '</td><td class="number" data-field="active">' + count(s.active) + '</td><td>' +
     '<button type="button" class="pause" data-index="' + i + '"' + (s.state === 'paused' || s.state === 'tripped' ? ' disabled' : '') + '>Pause</button> ' +
     '<button type="button" class="resume" data-index="' + i + '"' + (s.state === 'paused' || s.state === 'tripped' ? '' : ' disabled') + '>Resume</button>' +
-    '</td></tr>').join('');
+    '</td></tr>' + blockedRow(s, i)).join('');
   for (const verb of ['pause', 'resume'])
     document.querySelectorAll('#subscription-rows button.' + verb).forEach((b) => b.onclick = () => control(verb, rows[Number(b.dataset.index)].target, b));
+  // Unblocking dead-letters the key's message: the operator confirms first.
+  document.querySelectorAll('#subscription-rows button.unblock').forEach((b) => b.onclick = () => {
+    const key = rows[Number(b.dataset.index)].blockedKeys[Number(b.dataset.key)];
+    if (confirm('Dead-letter the blocked message of key ' + key + ' and let the key go on?'))
+      control('unblock', { ...rows[Number(b.dataset.index)].target, key }, b);
+  });
+}
+// A row's blocked keys (onExhausted 'block-key'), each with its Unblock button.
+function blockedRow(s, i) {
+  if (!s.blockedKeys || !s.blockedKeys.length) return '';
+  return '<tr class="blocked-keys" data-index="' + i + '"><td colspan="10">Blocked keys: ' + s.blockedKeys.map((key, k) =>
+    '<span class="blocked-key" data-key="' + esc(key) + '"><code>' + esc(key) + '</code> <button type="button" class="unblock" data-index="' +
+    i + '" data-key="' + k + '">Unblock</button></span>').join(' ') + '</td></tr>';
 }
 async function control(verb, target, button) {
   button.disabled = true;

@@ -1,5 +1,6 @@
 // The dashboard's live subscriptions view: the app's consumers as its server runs them, with backlog and lag from
-// the broker's admin API (one call per topic per reading), and pause / resume of one subscription.
+// the broker's admin API (one call per topic per reading), pause / resume of one subscription, and unblock of a
+// key blocked there (onExhausted 'block-key').
 import { BadRequestException } from '@nestjs/common';
 import { errorText } from '../envelope/error-text.js';
 import type { BabelPulsarServer } from '../nest/server/babel-pulsar.server.js';
@@ -10,7 +11,7 @@ import { TopicAdmin, type AdminConnection } from '../replay/admin-calls.js';
 import { RateMeter, subscriptionRows, type DashboardSubscription } from './subscription-rows.js';
 
 /** What the view needs of the app's server. */
-export type SubscriptionControl = Pick<BabelPulsarServer, 'describe' | 'pause' | 'resume'>;
+export type SubscriptionControl = Pick<BabelPulsarServer, 'describe' | 'pause' | 'resume' | 'unblock'>;
 
 /** The broker's admin API, for backlog and lag (default: the one of the app's client). */
 export interface DashboardAdminOptions {
@@ -31,6 +32,11 @@ export interface DashboardSubscriptions {
 export interface SubscriptionTargetBody {
   topic?: unknown;
   subscription?: unknown;
+}
+
+/** What the page's unblock button (and `babelqueue-pulsar unblock`) sends: the subscription, and the blocked key. */
+export interface UnblockBody extends SubscriptionTargetBody {
+  key?: unknown;
 }
 
 export interface SubscriptionsViewDeps {
@@ -75,6 +81,21 @@ export class SubscriptionsView {
       throw new BadRequestException(errorText(error));
     }
     return { resumed: true };
+  }
+
+  /** Dead-letters the blocked message of one key on one subscription, then its key goes on. */
+  async unblock(body: UnblockBody): Promise<{ unblocked: true; key: string; settled: Array<{ action: string }> }> {
+    const target = targetOf(body);
+    const key = body?.key;
+    if (typeof key !== 'string' || key === '')
+      throw new BadRequestException('name the blocked key: { "topic": "…", "subscription": "…", "key": "…" }');
+    const server = this.server();
+    try {
+      const events = await server.unblock(key, target);
+      return { unblocked: true, key, settled: events.map(({ action }) => ({ action })) };
+    } catch (error) {
+      throw new BadRequestException(errorText(error));
+    }
   }
 
   private server(): SubscriptionControl {

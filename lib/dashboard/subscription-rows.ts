@@ -28,6 +28,11 @@ export interface DashboardSubscription {
   backlog: number | null;
   /** Age of the oldest unacknowledged message, ms (0: nothing waits); null when the admin API could not be read. */
   lagMs: number | null;
+  /**
+   * Keys blocked by a message that failed for good (`onExhausted: 'block-key'`), waiting for an unblock
+   * (docs/scale.md#per-key-order); empty when none is.
+   */
+  blockedKeys: string[];
 }
 
 /** The state a row shows (pure): a tripped breaker pauses its consumers, so it is told before a pause. */
@@ -107,6 +112,7 @@ export function subscriptionRows(
       failed: state.failed,
       backlog: lag && lag.backlog,
       lagMs: lag && lag.ageMs,
+      blockedKeys: state.blockedKeys ?? [],
     };
   });
 }

@@ -1,5 +1,5 @@
 import type { UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
-import type { Ordering } from '../options/ordering-option.js';
+import type { OnExhausted, Ordering } from '../options/ordering-option.js';
 import { UseFilters, type Type } from '@nestjs/common';
 import { EventPattern } from '@nestjs/microservices';
 import { BABEL_HANDLER_EXTRAS, BABEL_TRANSPORT } from '../constants.js';
@@ -56,6 +56,8 @@ export interface BabelHandlerExtras {
   unknownUrn?: UnknownUrnStrategy;
   /** Per-key order (`@BabelHandler(urn, { ordering })` or the server's `handlers` option). */
   ordering?: Ordering;
+  /** What a message failed for good does to its key (`@BabelHandler(urn, { onExhausted })` or `handlers`). */
+  onExhausted?: OnExhausted;
 }
 
 const HANDLER_OPTION_KEYS = Object.keys(handlerOptionTable);
@@ -102,6 +104,7 @@ export function BabelHandler(
   const { timeoutMs, maxAttempts, retryPolicy, topic, subscription, connection, consumerOptions } = resolved;
   const { circuitBreaker, maxPerSecond } = resolved;
   const { batch, topicsPattern, patternDiscoveryMs, isRetriable, settingsKey, inbox, ordering } = resolved;
+  const { onExhausted } = resolved;
   const idempotent = options.idempotency ? Idempotent(options.idempotency) : undefined;
   const given = options.schema ?? (isUrnContract(urnOrContract) ? urnOrContract.schema : undefined);
   const schema = given === undefined ? undefined : checkPayloadSchema(given, `@BabelHandler('${pattern}') schema`);
@@ -128,6 +131,7 @@ export function BabelHandler(
         ...(circuitBreaker !== undefined && { circuitBreaker }),
         ...(maxPerSecond !== undefined && { maxPerSecond }),
         ...(ordering !== undefined && { ordering }),
+        ...(onExhausted !== undefined && { onExhausted }),
         ...(topicsPattern !== undefined && {
           topicsPattern,
           patternDiscoveryMs: patternDiscoveryMs ?? DEFAULT_PATTERN_DISCOVERY_MS,

@@ -166,6 +166,15 @@ export const consumerOptions = {
    */
   ordering: withDefault(sharedRows.ordering(), 'none'),
   /**
+   * With `ordering: 'key'`, a message whose handler failed for good (out of attempts, or not retriable):
+   * `'dead-letter'` writes its record and its key goes on; `'block-key'` keeps it unacknowledged and its key waits
+   * (other keys go on) until an operator unblocks it (`server.unblock()`, the dashboard, `babelqueue-pulsar
+   * unblock`), which dead-letters it then (docs/scale.md#per-key-order). Per handler: `@BabelHandler(urn, {
+   * onExhausted })`.
+   * @defaultValue `'dead-letter'`
+   */
+  onExhausted: withDefault(sharedRows.onExhausted(), 'dead-letter'),
+  /**
    * Messages the client prefetches beyond those being handled (bounds memory on a large backlog, and what an
    * instance whose handlers are stuck holds back from the other consumers of a Shared subscription).
    * @defaultValue twice `concurrency`, at least 10
@@ -218,8 +227,8 @@ export const consumerOptions = {
   isRetriable: option<RetriableRule>((value, name, raise) => checkRetriableRule(value, name, raise)),
   /**
    * Handler settings from configuration, keyed by URN or `Controller.method`: `{ topic, subscription,
-   * subscriptionType, maxAttempts, retryPolicy, concurrency, unknownUrn, ordering, inbox, circuitBreaker,
-   * maxPerSecond }` override the handler's `@BabelHandler` values
+   * subscriptionType, maxAttempts, retryPolicy, concurrency, unknownUrn, ordering, onExhausted, inbox,
+   * circuitBreaker, maxPerSecond }` override the handler's `@BabelHandler` values
    * (docs/configuration.md#handler-settings-from-configuration). Start-up logs where each value came from; a key
    * that names no handler fails the start.
    * @defaultValue none

@@ -44,6 +44,13 @@ export const handlerOptionTable = {
    */
   ordering: sharedRows.ordering(),
   /**
+   * With `ordering: 'key'`, a message of this URN whose handler failed for good: `'dead-letter'`, or `'block-key'`
+   * (kept unacknowledged, its key waits until unblocked; docs/scale.md#per-key-order); handlers sharing a
+   * subscription must agree.
+   * @defaultValue the server's `onExhausted`
+   */
+  onExhausted: sharedRows.onExhausted(),
+  /**
    * `{ store }`: skip a message whose `meta.id` this handler already handled (docs/idempotency.md; see @Idempotent).
    * @defaultValue none
    */

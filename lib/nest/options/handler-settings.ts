@@ -1,8 +1,8 @@
 /**
  * Handler settings given at run time (docs/configuration.md#handler-settings-from-configuration): a server's
  * `handlers` option, keyed by URN or by `Controller.method`, overrides what `@BabelHandler` declared for a handler's
- * topic, subscription, subscription type, attempts, retry policy, concurrency, unknownUrn, ordering and inbox. Pure,
- * but for the book that remembers which keys were used.
+ * topic, subscription, subscription type, attempts, retry policy, concurrency, unknownUrn, ordering, onExhausted
+ * and inbox. Pure, but for the book that remembers which keys were used.
  */
 import type { RetryPolicy } from '../../consumer/index.js';
 import type { CircuitBreakerOptions } from '../../consumer/circuit-breaker.js';
@@ -16,7 +16,7 @@ import {
 } from '../../options/option-table.js';
 import type { SubscriptionType } from '../../pulsar/client-types.js';
 import { sharedRows } from './shared-rows.js';
-import type { Ordering } from './ordering-option.js';
+import type { OnExhausted, Ordering } from './ordering-option.js';
 
 /** What one entry of `handlers` may set; each absent key keeps the decorator's value (else the server's). */
 export const handlerSettingsTable = {
@@ -36,6 +36,8 @@ export const handlerSettingsTable = {
   unknownUrn: sharedRows.unknownUrn(),
   /** Per-key order with retries in place, or none (every handler of one subscription must agree). */
   ordering: sharedRows.ordering(),
+  /** With ordering 'key': dead-letter a message failed for good, or block its key (every handler of one subscription must agree). */
+  onExhausted: sharedRows.onExhausted(),
   /** Runs in the server's inbox (docs/exactly-once.md#the-inbox), or not. */
   inbox: sharedRows.inbox(),
   /** The circuit breaker of the handler's subscription (they must agree). */
@@ -57,6 +59,7 @@ export type HandlerSettings = {
   concurrency?: number;
   unknownUrn?: UnknownUrnStrategy;
   ordering?: Ordering;
+  onExhausted?: OnExhausted;
   inbox?: boolean;
   circuitBreaker?: boolean | Partial<CircuitBreakerOptions>;
   maxPerSecond?: number;
@@ -158,6 +161,7 @@ export function serverDefaultsOf(settings: {
   concurrency: number;
   unknownUrn: UnknownUrnStrategy;
   ordering: Ordering;
+  onExhausted: OnExhausted;
   inbox?: { every?: boolean } | undefined;
   circuitBreaker?: CircuitBreakerOptions | undefined;
   maxPerSecond?: number | undefined;
@@ -173,6 +177,7 @@ export function serverDefaultsOf(settings: {
     concurrency,
     unknownUrn,
     ordering: settings.ordering,
+    onExhausted: settings.onExhausted,
     inbox,
     circuitBreaker: settings.circuitBreaker,
     maxPerSecond: settings.maxPerSecond,
@@ -181,6 +186,8 @@ export function serverDefaultsOf(settings: {
 
 /** Settings that are off unless some level gives them: the line names them only when one does. */
 const OFF_UNLESS_GIVEN = new Set<HandlerSettingName>(['circuitBreaker', 'maxPerSecond']);
+/** Settings whose server default is the behaviour without them: the line names them only when it differs. */
+const QUIET_DEFAULTS: Partial<Record<HandlerSettingName, unknown>> = { onExhausted: 'dead-letter' };
 
 /**
  * The start-up line of a handler whose settings came (in part) from `handlers`, e.g.
@@ -198,6 +205,7 @@ export function settingsLine(
     const source = applied.sources[setting];
     const value = source.from === 'server' ? defaults[setting] : applied.settings[setting];
     if (value === undefined && OFF_UNLESS_GIVEN.has(setting)) return [];
+    if (source.from === 'server' && setting in QUIET_DEFAULTS && QUIET_DEFAULTS[setting] === value) return [];
     const shown = value === undefined ? 'none' : JSON.stringify(value);
     const where =
       source.from === 'handlers'

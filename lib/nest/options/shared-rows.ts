@@ -5,7 +5,7 @@ import { option, type RaiseOptionError } from '../../options/option-table.js';
 import { integer, oneOf } from '../../options/validators.js';
 import { UNKNOWN_URN_STRATEGIES } from '../../consumer/unknown-urn.js';
 import { SUBSCRIPTION_TYPES } from '../../pulsar/subscription-types.js';
-import { ORDERINGS } from './ordering-option.js';
+import { ON_EXHAUSTED, ORDERINGS } from './ordering-option.js';
 import { topicOption } from './topic-option.js';
 
 function subscriptionName(value: unknown, name: string, raise: RaiseOptionError): string | undefined {
@@ -28,6 +28,7 @@ export const sharedRows = {
   concurrency: () => integer({ min: 1 }),
   unknownUrn: () => oneOf(UNKNOWN_URN_STRATEGIES),
   ordering: () => oneOf(ORDERINGS),
+  onExhausted: () => oneOf(ON_EXHAUSTED),
   retryPolicy: () => option<RetryPolicy>((value, name, raise) => checkRetryPolicy(value, name, raise)),
   inbox: () =>
     option<boolean>((value, name, raise) => {

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { CustomTransportStrategy, MessageHandler, Server } from '@nestjs/microservices';
 import { EventEmitter } from 'node:events';
-import type { ConsumerLogger } from '../../consumer/index.js';
+import type { ConsumerLogger, SettledEvent } from '../../consumer/index.js';
 import type { LibraryClient } from '../../pulsar/client-types.js';
 import { toLibraryClient } from '../../pulsar/library-client.js';
 import type { BabelHandlerExtras } from '../handler/babel-handler.decorator.js';
@@ -196,6 +196,18 @@ export class BabelPulsarServer
   resume(target?: SubscriptionTarget): void {
     void this.planned('resume()').setPaused(target, false, 'resume()');
     this.lifecycle.monitor.refresh();
+  }
+
+  /**
+   * Unblocks a key blocked under `onExhausted: 'block-key'` on the consumers `target` names (none: all): its message
+   * that failed for good is settled as usual (its dead-letter record written first, then the original acknowledged)
+   * and the key's next message runs (docs/scale.md#per-key-order). Resolves with the settlement of each message
+   * unblocked; throws when no consumer named has that key blocked.
+   */
+  async unblock(key: string, target?: SubscriptionTarget): Promise<SettledEvent[]> {
+    const events = await this.planned('unblock()').unblock(target, key, 'unblock()');
+    this.lifecycle.monitor.refresh();
+    return events;
   }
 
   /** The subscriptions, planned from the handlers on first use. */

@@ -23,7 +23,7 @@ export function routeOf(
   const { batch, topicsPattern, patternDiscoveryMs, isRetriable, subscriptionType, concurrency, unknownUrn, inbox } =
     extras ?? {};
   const { circuitBreaker, maxPerSecond } = extras ?? {};
-  const ordering = extras?.ordering;
+  const { ordering, onExhausted } = extras ?? {};
   if (inbox === true && !settings.inbox)
     throw new TypeError(
       `${name} asks for the inbox, but the server has none: give the module or server inbox: { store: new PostgresInbox({ pool }) }`,
@@ -68,6 +68,7 @@ export function routeOf(
     ...(circuitBreaker !== undefined && { circuitBreaker }),
     ...(maxPerSecond !== undefined && { maxPerSecond }),
     ...(ordering !== undefined && { ordering }),
+    ...(onExhausted !== undefined && { onExhausted }),
     ...(maxAttempts !== undefined && { maxAttempts }),
     ...(retryPolicy !== undefined && { retryPolicy }),
   };

@@ -1,6 +1,6 @@
 import type { UnknownUrnStrategy } from '../../consumer/unknown-urn.js';
 import type { CircuitBreakerOptions } from '../../consumer/circuit-breaker.js';
-import type { Ordering } from '../options/ordering-option.js';
+import type { OnExhausted, Ordering } from '../options/ordering-option.js';
 import type { MessageHandler } from '@nestjs/microservices';
 import type { RetryPolicy } from '../../consumer/retry-delay.js';
 import type { BabelContext, HandlerRef } from '../context/babel.context.js';
@@ -59,6 +59,8 @@ export interface Route {
   maxPerSecond?: number;
   /** Per-key order on the handler's subscription, when the handler or run-time settings give it. */
   ordering?: Ordering;
+  /** What a message failed for good does to its key, when the handler or run-time settings give it. */
+  onExhausted?: OnExhausted;
 }
 
 /** A topic and subscription the server consumes, with the handlers routed within it. */

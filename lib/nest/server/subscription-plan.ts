@@ -9,6 +9,7 @@ import type { Binding, Route } from './handler-routes.js';
 import type { ResolvedServerOptions } from './server-options.js';
 import { delayRefusalOf, Subscription, type ResolvedHandlerSettings } from './subscription.js';
 import type { SubscriptionPolicy } from '../../consumer/processor-context.js';
+import type { OnExhausted, Ordering } from '../options/ordering-option.js';
 
 /** A topic with batch handlers takes in at least a full batch at once, or no batch would ever fill. */
 function intakeConcurrency(concurrency: number, routes: ReadonlyMap<string, Route>): number {
@@ -28,7 +29,7 @@ const shown = (value: unknown) => (typeof value === 'object' ? JSON.stringify(va
 
 /** The settings of a subscription its handlers may give (it is one consumer, so they must agree). */
 type SubscriptionSetting =
-  'subscriptionType' | 'concurrency' | 'unknownUrn' | 'ordering' | 'circuitBreaker' | 'maxPerSecond';
+  'subscriptionType' | 'concurrency' | 'unknownUrn' | 'ordering' | 'onExhausted' | 'circuitBreaker' | 'maxPerSecond';
 
 /**
  * A setting of the subscription that its handlers may give (its type, its concurrency, its breaker): the value its
@@ -63,6 +64,22 @@ function refuseBatchesInKeyOrder(binding: Binding): void {
         `${route.name} is a batch handler on topic ${binding.topic} (subscription ${binding.subscription}), whose ` +
           "ordering is 'key': a batch cannot keep a key's order; give it its own subscription or ordering 'none'",
       );
+}
+
+/**
+ * What a message failed for good does to its key: blocking needs lanes, so a handler that asks for it on a
+ * subscription without per-key order is refused; the server's own value only applies where there are lanes.
+ */
+function exhaustedKeyPolicy(binding: Binding, ordering: Ordering, serverValue: OnExhausted): OnExhausted {
+  const onExhausted = agreed(binding, 'onExhausted', serverValue);
+  if (ordering === 'key') return onExhausted;
+  const asking = [...binding.routes.values()].find((route) => route.onExhausted === 'block-key');
+  if (asking)
+    throw new TypeError(
+      `${asking.name} asks for onExhausted 'block-key' on topic ${binding.topic} (subscription ` +
+        `${binding.subscription}), whose ordering is 'none': a key can only wait in a lane; set ordering 'key'`,
+    );
+  return 'dead-letter';
 }
 
 /**
@@ -110,6 +127,7 @@ export function planSubscriptions(
     const maxPerSecond = agreed(binding, 'maxPerSecond', settings.maxPerSecond);
     const ordering = agreed(binding, 'ordering', settings.ordering);
     if (ordering === 'key') refuseBatchesInKeyOrder(binding);
+    const onExhausted = exhaustedKeyPolicy(binding, ordering, settings.onExhausted);
     const configured = consumerConfigFor(binding, { ...settings, subscriptionType }, passThrough);
     const consumer =
       configured.receiverQueueSize === undefined
@@ -151,6 +169,7 @@ export function planSubscriptions(
         // Retries in place wait in this process: their delays hold on every subscription type.
         delayRefusal: ordering === 'key' ? null : delayRefusalOf(settings.retry === 'nack', consumer),
         ordering,
+        onExhausted,
       },
       handlers,
       policy,

@@ -155,6 +155,7 @@ function topicConsumer(
     delayedRetryRefusal: subscription.intake.delayRefusal,
     concurrency: subscription.intake.concurrency,
     ordering: subscription.intake.ordering,
+    blockExhausted: subscription.intake.onExhausted === 'block-key',
     ...(subscription.intake.maxOverdue !== undefined && { maxOverdue: subscription.intake.maxOverdue }),
     ...(subscription.intake.pausedHoldLimit !== undefined && { pausedHoldLimit: subscription.intake.pausedHoldLimit }),
     unknownUrn: subscription.unknownUrn,

@@ -1,4 +1,4 @@
-import type { ConsumerLogger } from '../../consumer/index.js';
+import type { ConsumerLogger, SettledEvent } from '../../consumer/index.js';
 import type { RefusedProducerState } from './refused-producer.js';
 import type { TopicLister } from '../../pulsar/topic-lister.js';
 import { fullTopicName } from '../../pulsar/topic-name.js';
@@ -32,6 +32,11 @@ export interface SubscriptionState {
    * slot (docs/scale.md#per-key-order).
    */
   waitingInLanes?: number;
+  /**
+   * With `onExhausted: 'block-key'` only: the keys whose message failed for good and waits, unacknowledged, for
+   * `server.unblock()` (docs/scale.md#per-key-order).
+   */
+  blockedKeys?: string[];
   /** Its consumer is connected to the broker. */
   connected: boolean;
   /** Paused by pause(): no new message is handled until resume(). */
@@ -152,6 +157,27 @@ export class SubscriptionSet {
   }
 
   /**
+   * Unblocks `key` on the consumers `target` names: its blocked message is settled as usual (dead-lettered), then
+   * its key goes on. Throws when no consumer named has that key blocked, listing those that are.
+   */
+  async unblock(target: SubscriptionTarget | undefined, key: string, call: string): Promise<SettledEvent[]> {
+    if (typeof key !== 'string' || key === '') throw new TypeError(`${call} needs the blocked key, a non-blank string`);
+    const chosen = this.select(target, call);
+    const affected = this.runningList.filter(({ subscription }) => chosen.has(subscription));
+    const holding = affected.filter(({ consumer }) => consumer.blockedKeys.includes(key));
+    if (holding.length === 0) {
+      const blocked = affected.flatMap(({ consumer, readsFrom, subscription }) =>
+        consumer.blockedKeys.map(
+          (other) => `${JSON.stringify(other)} on ${readsFrom} (subscription ${subscription.name})`,
+        ),
+      );
+      throw new Error(`${call}: key ${JSON.stringify(key)} is not blocked; blocked: ${blocked.join(', ') || 'none'}`);
+    }
+    const events = await Promise.all(holding.map(({ consumer }) => consumer.unblock(key)));
+    return events.filter((event): event is SettledEvent => event !== null);
+  }
+
+  /**
    * The circuit breaker's pause of one subscription's consumers (not `subscription.paused`, which is the pause by hand):
    * a resume leaves a subscription paused by hand paused.
    */
@@ -174,6 +200,7 @@ export class SubscriptionSet {
       active: consumer.activeCount,
       overdue: consumer.overdueCount,
       ...(subscription.intake.ordering === 'key' && { waitingInLanes: consumer.laneWaitingCount }),
+      ...(subscription.intake.onExhausted === 'block-key' && { blockedKeys: consumer.blockedKeys }),
       connected: consumer.isConnected(),
       paused: consumer.isPaused,
       tripped: subscription.tripped,

@@ -1,5 +1,5 @@
 import type { PulsarConsumerConfig } from '../../pulsar/client-types.js';
-import type { Ordering } from '../options/ordering-option.js';
+import type { OnExhausted, Ordering } from '../options/ordering-option.js';
 import type { TopicPattern } from '../../pulsar/topic-pattern.js';
 import { delayedRetryRefusal } from '../../consumer/settle-request.js';
 import type { Route } from './handler-routes.js';
@@ -26,6 +26,8 @@ export interface SubscriptionIntake {
   delayRefusal: string | null;
   /** `'key'`: per-key order, retries in place (docs/scale.md#per-key-order). */
   ordering: Ordering;
+  /** With `'key'` ordering: `'block-key'` keeps a message failed for good and blocks its key until unblocked. */
+  onExhausted: OnExhausted;
 }
 
 /** A handler's settings as its subscription runs them: its own merged over the server's, once at start. */

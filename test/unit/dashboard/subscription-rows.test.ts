@@ -90,6 +90,7 @@ describe('subscriptionRows', () => {
       failed: 1,
       backlog: 42,
       lagMs: 90_000,
+      blockedKeys: [],
     });
   });
 

@@ -10,6 +10,7 @@ import {
 import type { SubscriptionState } from '../../../lib/nest/server/subscription-set.js';
 import { subscriptionState } from '../../support/subscription-state.js';
 import type { SubscriptionTarget } from '../../../lib/nest/server/pause-control.js';
+import type { SettledEvent } from '../../../lib/consumer/index.js';
 
 const consumer = (topic: string, subscription: string, extra: Partial<SubscriptionState> = {}): SubscriptionState =>
   subscriptionState({ topic, subscription, ...extra });
@@ -30,6 +31,11 @@ class FakeServer implements SubscriptionControl {
   }
   resume(target?: SubscriptionTarget): void {
     this.calls.push(['resume', target]);
+  }
+  async unblock(key: string, target?: SubscriptionTarget): Promise<SettledEvent[]> {
+    if (key !== 'acct-7') throw new Error(`unblock(): key "${key}" is not blocked; blocked: "acct-7"`);
+    this.calls.push(['unblock', target]);
+    return [{ topic: 'orders', messageId: '1:2', urn: 'urn:x', action: 'dead-letter', written: true }];
   }
 }
 
@@ -110,6 +116,24 @@ describe('SubscriptionsView', () => {
     for (const body of [{}, { topic: 'orders' }, { subscription: 'audit' }, { topic: 1, subscription: 'a' }])
       await expect(view.pause(body)).rejects.toBeInstanceOf(BadRequestException);
     await expect(view.pause({ topic: 'nothing', subscription: 'a' })).rejects.toThrow(/consumes no topic "nothing"/);
+  });
+
+  it('unblocks the key named on the subscription named, and refuses a body without a key or a key not blocked', async () => {
+    const server = new FakeServer();
+    server.states[0]!.blockedKeys = ['acct-7'];
+    const view = new SubscriptionsView({ server: () => server, admin: async () => undefined });
+    const { subscriptions } = await view.list();
+    expect(subscriptions.map(({ blockedKeys }) => blockedKeys)).toEqual([['acct-7'], [], []]);
+    const target = { topic: 'persistent://public/default/orders', subscription: 'babelqueue' };
+    await expect(view.unblock({ ...target, key: 'acct-7' })).resolves.toEqual({
+      unblocked: true,
+      key: 'acct-7',
+      settled: [{ action: 'dead-letter' }],
+    });
+    expect(server.calls).toEqual([['unblock', target]]);
+    for (const body of [target, { ...target, key: '' }, { ...target, key: 7 }, { key: 'acct-7' }])
+      await expect(view.unblock(body)).rejects.toBeInstanceOf(BadRequestException);
+    await expect(view.unblock({ ...target, key: 'acct-8' })).rejects.toThrow(/key "acct-8" is not blocked/);
   });
 });
 
