@@ -50,12 +50,11 @@ export class TopicAdmin {
    * message, or null when the broker has no such topic (a partitioned topic's stats are its partitions').
    */
   async stats(): Promise<TopicStats | null> {
-    const response = await this.call(
-      'GET',
-      '/stats?getPreciseBacklog=true&getEarliestTimeInBacklog=true',
-      undefined,
-      [404],
-    );
+    const query = 'getPreciseBacklog=true&getEarliestTimeInBacklog=true';
+    let response = await this.call('GET', `/stats?${query}`, undefined, [404]);
+    // A partitioned topic's own name has no stats (404): the sum of its partitions' has.
+    if (response.status === 404)
+      response = await this.call('GET', `/partitioned-stats?perPartition=false&${query}`, undefined, [404]);
     if (response.status === 404) return null;
     return (await response.json()) as TopicStats;
   }

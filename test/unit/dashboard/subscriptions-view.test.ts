@@ -71,6 +71,28 @@ describe('SubscriptionsView', () => {
     ]);
   });
 
+  it("shows a partitioned topic's backlog: its own name has no stats (404), its partitions' sum has", async () => {
+    const server = new FakeServer();
+    const urls: string[] = [];
+    const connection = {
+      adminUrl: 'http://broker:8080',
+      fetch: (async (url: string) => {
+        urls.push(url);
+        if (url.includes('/orders/stats')) return new Response('not found', { status: 404 });
+        const backlog = url.includes('/orders/partitioned-stats?perPartition=false') ? 9 : 0;
+        return new Response(JSON.stringify({ subscriptions: { babelqueue: { msgBacklog: backlog } } }), {
+          status: 200,
+          headers: { 'content-type': 'application/json' },
+        });
+      }) as typeof globalThis.fetch,
+    };
+    const view = new SubscriptionsView({ server: () => server, admin: async () => connection });
+    const { subscriptions, statsProblem } = await view.list();
+    expect(statsProblem).toBeNull();
+    expect(subscriptions[0]).toMatchObject({ subscription: 'babelqueue', backlog: 9 });
+    expect(urls.filter((url) => url.includes('/orders/'))).toHaveLength(2);
+  });
+
   it('says there are no subscriptions in an app that only publishes, without asking the admin API', async () => {
     let asked = false;
     const admin = async () => {
